@@ -1,0 +1,26 @@
+import { EventEmitter } from 'node:events';
+import type { SoldOutFlags } from '../../application/index.js';
+
+/** Stands in for Redis pub/sub between instances that share one process. */
+export class MemoryStockBackChannel extends EventEmitter<{ stockBack: [number] }> {}
+
+export class MemorySoldOutFlags implements SoldOutFlags {
+  private readonly soldOut = new Set<number>();
+
+  constructor(private readonly channel: MemoryStockBackChannel = new MemoryStockBackChannel()) {
+    channel.on('stockBack', (productId) => this.soldOut.delete(productId));
+  }
+
+  isSoldOut(productId: number): boolean {
+    return this.soldOut.has(productId);
+  }
+
+  markSoldOut(productId: number): void {
+    this.soldOut.add(productId);
+  }
+
+  announceStockBack(productId: number): Promise<void> {
+    this.channel.emit('stockBack', productId);
+    return Promise.resolve();
+  }
+}

@@ -1,0 +1,24 @@
+import type { OrderStatus, ReleaseReason } from '../../domain/index.js';
+
+export type OrderView = Readonly<{
+  orderId: string;
+  userId: string;
+  productId: number;
+  quantity: number;
+  status: OrderStatus;
+  reason: ReleaseReason | null;
+  reservedAt: string;
+  updatedAt: string;
+}>;
+
+export interface OrderReadModel {
+  upsert(order: OrderView): Promise<void>;
+  get(orderId: string): Promise<OrderView | null>;
+  /** Units a user holds of a product in orders with these statuses. */
+  unitsHeld(userId: string, productId: number, statuses: readonly OrderStatus[]): Promise<number>;
+  /** Orders of one status last updated before a time, oldest first. */
+  findByStatus(status: OrderStatus, updatedBefore: string, limit: number): Promise<OrderView[]>;
+  /** Every order of a product with one of these statuses. */
+  findByProduct(productId: number, statuses: readonly OrderStatus[]): Promise<OrderView[]>;
+}
+export const ORDER_READ_MODEL = Symbol.for('seckill.OrderReadModel');

@@ -1,0 +1,36 @@
+/** The local message table: 0 pending, 1 sent, 2 consumed, -1 failed, -2 dead. */
+export const OutboxStatus = { PENDING: 0, SENT: 1, CONSUMED: 2, FAILED: -1, DEAD: -2 } as const;
+export type OutboxStatus = (typeof OutboxStatus)[keyof typeof OutboxStatus];
+
+export type OutboxMessage = Readonly<{
+  messageId: string;
+  orderId: string;
+  topic: string;
+  key: string;
+  payload: string;
+  headers: Readonly<Record<string, string>>;
+  status: OutboxStatus;
+  attempts: number;
+  lastError: string | null;
+  createdAt: string;
+  updatedAt: string;
+}>;
+
+export type NewOutboxMessage = Pick<OutboxMessage, 'messageId' | 'orderId' | 'topic' | 'key' | 'payload' | 'headers'>;
+
+export interface Outbox {
+  add(message: NewOutboxMessage, now: string): Promise<void>;
+  get(messageId: string): Promise<OutboxMessage | null>;
+  /** Moves a row forward only: a consumed row is never marked sent again. */
+  markSent(messageId: string, now: string): Promise<void>;
+  markConsumed(messageId: string, now: string): Promise<void>;
+  /** Counts a failed attempt; the row goes DEAD once `maxAttempts` attempts have failed. */
+  markFailed(messageId: string, error: string, now: string, maxAttempts: number): Promise<OutboxStatus>;
+  /**
+   * Rows to (re)send, oldest first: pending or failed rows last touched before `retryBefore`,
+   * and sent rows not consumed since `staleSentBefore`.
+   */
+  due(query: Readonly<{ retryBefore: string; staleSentBefore: string; limit: number }>): Promise<OutboxMessage[]>;
+  countByStatus(): Promise<Record<OutboxStatus, number>>;
+}
+export const OUTBOX = Symbol.for('seckill.Outbox');

@@ -1,0 +1,40 @@
+export interface Clock {
+  /** ISO-8601 instant, UTC. */
+  now(): string;
+  /** Resolves after ms; a test clock may resolve at once and move time on. */
+  sleep(ms: number): Promise<void>;
+}
+export const CLOCK = Symbol.for('seckill.Clock');
+
+export interface IdGenerator {
+  next(): string;
+}
+export const ID_GENERATOR = Symbol.for('seckill.IdGenerator');
+
+export interface Logger {
+  info(details: object, message: string): void;
+  warn(details: object, message: string): void;
+  error(details: object, message: string): void;
+}
+export const LOGGER = Symbol.for('seckill.Logger');
+
+export type CounterName =
+  | 'order_answers'
+  | 'gate_restore_failures'
+  | 'orders_committed'
+  | 'orders_released'
+  | 'outbox_published'
+  | 'outbox_publish_failures'
+  | 'outbox_dead'
+  | 'reconciliation_fixes';
+
+export interface Metrics {
+  count(name: CounterName, labels?: Readonly<Record<string, string>>, by?: number): void;
+}
+export const METRICS = Symbol.for('seckill.Metrics');
+
+export interface HealthCheck {
+  readonly name: string;
+  check(): Promise<void>;
+}
+export const HEALTH_CHECKS = Symbol.for('seckill.HealthChecks');

@@ -1,0 +1,11 @@
+/**
+ * An in-process "sold out" mark per product, so that the flood after the last unit never reaches Redis.
+ * Marks are cleared on every instance when stock comes back.
+ */
+export interface SoldOutFlags {
+  isSoldOut(productId: number): boolean;
+  markSoldOut(productId: number): void;
+  /** Tells every instance that the product has stock again. */
+  announceStockBack(productId: number): Promise<void>;
+}
+export const SOLD_OUT_FLAGS = Symbol.for('seckill.SoldOutFlags');

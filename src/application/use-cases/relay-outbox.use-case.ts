@@ -1,0 +1,62 @@
+import type { Clock, Logger, MessagePublisher, Metrics, Outbox, OutboxMessage } from '../ports/index.js';
+import { OutboxStatus } from '../ports/index.js';
+
+export type RelayOptions = Readonly<{
+  /** a PENDING row younger than this is still being published by the request that wrote it */
+  pendingGraceMs: number;
+  /** a SENT row not consumed after this is sent again */
+  staleSentMs: number;
+  /** first retry delay; doubles with each failed attempt */
+  backoffBaseMs: number;
+  maxAttempts: number;
+  batchSize: number;
+}>;
+
+export type RelayReport = { published: number; failed: number; dead: number };
+
+/** Re-sends what the broker missed. Consumers are idempotent, so a duplicate is harmless. */
+export class RelayOutbox {
+  constructor(
+    private readonly outbox: Outbox,
+    private readonly publisher: MessagePublisher,
+    private readonly clock: Clock,
+    private readonly logger: Logger,
+    private readonly metrics: Metrics,
+    private readonly options: RelayOptions,
+  ) {}
+
+  async run(): Promise<RelayReport> {
+    const now = this.clock.now();
+    const nowMs = Date.parse(now);
+    const iso = (ms: number) => new Date(ms).toISOString();
+    const rows = await this.outbox.due({
+      retryBefore: iso(nowMs - this.options.pendingGraceMs),
+      staleSentBefore: iso(nowMs - this.options.staleSentMs),
+      limit: this.options.batchSize,
+    });
+    const report: RelayReport = { published: 0, failed: 0, dead: 0 };
+    for (const row of rows.filter((r) => this.backoffElapsed(r, nowMs))) {
+      try {
+        await this.publisher.publish(row);
+        await this.outbox.markSent(row.messageId, now);
+        this.metrics.count('outbox_published', { topic: row.topic });
+        report.published += 1;
+      } catch (error) {
+        const status = await this.outbox.markFailed(row.messageId, String(error), now, this.options.maxAttempts);
+        report.failed += 1;
+        if (status === OutboxStatus.DEAD) {
+          report.dead += 1;
+          this.metrics.count('outbox_dead', { topic: row.topic });
+          this.logger.error({ messageId: row.messageId, attempts: row.attempts + 1 }, 'outbox row is dead');
+        }
+      }
+    }
+    return report;
+  }
+
+  private backoffElapsed(row: OutboxMessage, nowMs: number): boolean {
+    if (row.status !== OutboxStatus.FAILED) return true;
+    const delay = this.options.backoffBaseMs * 2 ** Math.max(0, row.attempts - 1);
+    return Date.parse(row.updatedAt) + delay <= nowMs;
+  }
+}

@@ -1,0 +1,35 @@
+import type { Inventory, OrderReadModel, StockGate } from '../ports/index.js';
+
+export type StockReading = Readonly<{
+  productId: number;
+  mysqlStock: number;
+  gateStock: number | null;
+  /** units reserved by the gate that MySQL has not decided yet */
+  inFlight: number;
+  /** units of released orders that the gate still holds */
+  releasedNotRestored: number;
+  expectedGate: number;
+}>;
+
+/** One reading of a product's books: MySQL, the gate, and what is between them. */
+export const readStockBooks = async (
+  stores: Readonly<{ inventory: Inventory; orders: OrderReadModel; gate: StockGate }>,
+  productId: number,
+): Promise<StockReading | null> => {
+  const product = await stores.inventory.get(productId);
+  if (!product) return null;
+  const held = await stores.gate.held(productId);
+  const gateStock = await stores.gate.stockLeft(productId);
+  const undecided = await stores.orders.findByProduct(productId, ['RESERVED']);
+  const released = await stores.orders.findByProduct(productId, ['RELEASED']);
+  const inFlight = undecided.reduce((sum, o) => sum + o.quantity, 0);
+  const releasedNotRestored = released.reduce((sum, o) => sum + (held.has(o.orderId) ? o.quantity : 0), 0);
+  return {
+    productId,
+    mysqlStock: product.stock,
+    gateStock,
+    inFlight,
+    releasedNotRestored,
+    expectedGate: product.stock - inFlight - releasedNotRestored,
+  };
+};

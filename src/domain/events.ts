@@ -1,0 +1,81 @@
+/** Events are plain readonly data, versioned by their `type` name. */
+export type Event<T extends string, D> = Readonly<{ type: T; data: Readonly<D> }>;
+
+export type ReleaseReason = 'SOLD_OUT' | 'LIMIT_EXCEEDED' | 'PAYMENT_TIMEOUT' | 'CANCELLED' | 'RESERVATION_FAILED';
+export const RELEASE_REASONS: readonly ReleaseReason[] = [
+  'SOLD_OUT',
+  'LIMIT_EXCEEDED',
+  'PAYMENT_TIMEOUT',
+  'CANCELLED',
+  'RESERVATION_FAILED',
+];
+
+export type OrderReserved = Event<
+  'OrderReserved',
+  { orderId: string; productId: number; userId: string; quantity: number; reservedAt: string }
+>;
+export type StockCommitted = Event<
+  'StockCommitted',
+  { orderId: string; productId: number; quantity: number; committedAt: string }
+>;
+export type ReservationReleased = Event<
+  'ReservationReleased',
+  {
+    orderId: string;
+    productId: number;
+    userId: string;
+    quantity: number;
+    reason: ReleaseReason;
+    stockWasCommitted: boolean;
+    releasedAt: string;
+  }
+>;
+export type OrderPaid = Event<'OrderPaid', { orderId: string; paidAt: string }>;
+
+export type OrderEvent = OrderReserved | StockCommitted | ReservationReleased | OrderPaid;
+
+export type ProductListed = Event<
+  'ProductListed',
+  {
+    productId: number;
+    name: string;
+    stock: number;
+    perUserLimit: number;
+    maxPerOrder: number;
+    saleStartsAt: string | null;
+    saleEndsAt: string | null;
+    listedAt: string;
+  }
+>;
+export type StockAdded = Event<'StockAdded', { productId: number; quantity: number; addedAt: string }>;
+export type StockReconciled = Event<
+  'StockReconciled',
+  {
+    productId: number;
+    gateBefore: number | null;
+    gateAfter: number;
+    mysqlStock: number;
+    inFlight: number;
+    reconciledAt: string;
+  }
+>;
+
+export type ProductEvent = ProductListed | StockAdded | StockReconciled;
+
+export type DomainEvent = OrderEvent | ProductEvent;
+export type DomainEventType = DomainEvent['type'];
+
+export const orderStreamId = (orderId: string): string => `order-${orderId}`;
+export const productStreamId = (productId: number): string => `product-${productId}`;
+
+export const isOrderEvent = (event: DomainEvent): event is OrderEvent =>
+  event.type === 'OrderReserved' ||
+  event.type === 'StockCommitted' ||
+  event.type === 'ReservationReleased' ||
+  event.type === 'OrderPaid';
+
+export const assertNever = (value: never): never => {
+  throw new Error(`Unexpected value: ${JSON.stringify(value)}`);
+};
+
+export const isProductEvent = (event: DomainEvent): event is ProductEvent => !isOrderEvent(event);

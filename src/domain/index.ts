@@ -1,0 +1,6 @@
+export * from './events.js';
+export * from './errors.js';
+export * from './order.js';
+export * from './product.js';
+export * from './purchase-policy.js';
+export * from './audit.js';
