@@ -59,7 +59,8 @@ export const compensationMessage = (
   };
 };
 
-const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null;
+const isRecord = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null;
 
 const parse = (message: InboundMessage): Record<string, unknown> | null => {
   try {
@@ -75,7 +76,8 @@ export const parseReserved = (message: InboundMessage): ReservedPayload | null =
   if (!p) return null;
   const { messageId, orderId, productId, userId, quantity, reservedAt } = p;
   if (typeof messageId !== 'string' || typeof orderId !== 'string' || typeof userId !== 'string') return null;
-  if (typeof productId !== 'number' || typeof quantity !== 'number' || typeof reservedAt !== 'string') return null;
+  if (typeof productId !== 'number' || typeof quantity !== 'number' || typeof reservedAt !== 'string')
+    return null;
   return { messageId, orderId, productId, userId, quantity, reservedAt };
 };
 
@@ -83,7 +85,8 @@ export const parseCompensation = (message: InboundMessage): CompensationPayload 
   const p = parse(message);
   if (!p) return null;
   const { messageId, orderId, productId, reason } = p;
-  if (typeof messageId !== 'string' || typeof orderId !== 'string' || typeof productId !== 'number') return null;
+  if (typeof messageId !== 'string' || typeof orderId !== 'string' || typeof productId !== 'number')
+    return null;
   if (typeof reason !== 'string') return null;
   return { messageId, orderId, productId, reason: reason as ReleaseReason };
 };

@@ -12,7 +12,10 @@ import type { EventMetadata, OrderView, TransactionalStores } from './ports/inde
 
 export type LoadedOrder = Readonly<{ state: OrderState; version: number }>;
 
-export const loadOrder = async (stores: Pick<TransactionalStores, 'events'>, orderId: string): Promise<LoadedOrder> => {
+export const loadOrder = async (
+  stores: Pick<TransactionalStores, 'events'>,
+  orderId: string,
+): Promise<LoadedOrder> => {
   const { events, version } = await stores.events.read(orderStreamId(orderId));
   return { state: replayOrder(events.filter(isOrderEvent)), version };
 };

@@ -33,14 +33,20 @@ export class OutboxDispatcher {
       this.metrics.count('outbox_published', { topic: message.topic });
     } catch (error) {
       this.metrics.count('outbox_publish_failures', { topic: message.topic });
-      this.logger.warn({ messageId: message.messageId, err: String(error) }, 'publish failed; the relay will retry');
+      this.logger.warn(
+        { messageId: message.messageId, err: String(error) },
+        'publish failed; the relay will retry',
+      );
       return;
     }
     try {
       await this.outbox.markSent(message.messageId, this.clock.now());
     } catch (error) {
       // The message is out; at worst the relay sends it again and the idempotent consumer skips it.
-      this.logger.warn({ messageId: message.messageId, err: String(error) }, 'could not mark outbox row sent');
+      this.logger.warn(
+        { messageId: message.messageId, err: String(error) },
+        'could not mark outbox row sent',
+      );
     }
   }
 }

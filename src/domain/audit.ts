@@ -50,15 +50,34 @@ const applyProductEvent = (r: Replayer, position: number, event: ProductEvent): 
   const ledger = r.products.get(event.data.productId);
   if (event.type === 'ProductListed') {
     if (ledger) {
-      r.violations.push({ kind: 'ILLEGAL_SEQUENCE', detail: 'product listed twice', productId: ledger.productId, position });
+      r.violations.push({
+        kind: 'ILLEGAL_SEQUENCE',
+        detail: 'product listed twice',
+        productId: ledger.productId,
+        position,
+      });
       return;
     }
     const { productId, perUserLimit, stock } = event.data;
-    r.products.set(productId, { productId, perUserLimit, listed: stock, added: 0, committed: 0, returned: 0, undecided: 0, lowestStock: stock });
+    r.products.set(productId, {
+      productId,
+      perUserLimit,
+      listed: stock,
+      added: 0,
+      committed: 0,
+      returned: 0,
+      undecided: 0,
+      lowestStock: stock,
+    });
     return;
   }
   if (!ledger) {
-    r.violations.push({ kind: 'ILLEGAL_SEQUENCE', detail: `${event.type} for an unlisted product`, productId: event.data.productId, position });
+    r.violations.push({
+      kind: 'ILLEGAL_SEQUENCE',
+      detail: `${event.type} for an unlisted product`,
+      productId: event.data.productId,
+      position,
+    });
     return;
   }
   if (event.type === 'StockAdded') ledger.added += event.data.quantity;
@@ -81,7 +100,13 @@ const trackHeld = (r: Replayer, state: OrderState, delta: number, position: numb
   }
 };
 
-const applyStockMovement = (r: Replayer, ledger: ProductLedger, before: OrderState, after: OrderState, position: number): void => {
+const applyStockMovement = (
+  r: Replayer,
+  ledger: ProductLedger,
+  before: OrderState,
+  after: OrderState,
+  position: number,
+): void => {
   if (after.status === 'NONE') return;
   const quantity = after.quantity;
   if (before.status === 'NONE' && after.status === 'RESERVED') ledger.undecided += quantity;
@@ -127,7 +152,12 @@ const applyOrderEvent = (r: Replayer, position: number, event: OrderEvent): void
   const orderId = event.data.orderId;
   const before = r.orders.get(orderId) ?? initialOrderState;
   if (!isLegal(before, event)) {
-    r.violations.push({ kind: 'ILLEGAL_SEQUENCE', detail: `${event.type} on an order that is ${before.status}`, orderId, position });
+    r.violations.push({
+      kind: 'ILLEGAL_SEQUENCE',
+      detail: `${event.type} on an order that is ${before.status}`,
+      orderId,
+      position,
+    });
     return;
   }
   const after = evolve(before, event);
@@ -135,7 +165,13 @@ const applyOrderEvent = (r: Replayer, position: number, event: OrderEvent): void
   if (after.status === 'NONE') return;
   const ledger = r.products.get(after.productId);
   if (!ledger) {
-    r.violations.push({ kind: 'ILLEGAL_SEQUENCE', detail: `${event.type} for an unlisted product`, productId: after.productId, orderId, position });
+    r.violations.push({
+      kind: 'ILLEGAL_SEQUENCE',
+      detail: `${event.type} for an unlisted product`,
+      productId: after.productId,
+      orderId,
+      position,
+    });
     return;
   }
   applyStockMovement(r, ledger, before, after, position);
@@ -143,7 +179,13 @@ const applyOrderEvent = (r: Replayer, position: number, event: OrderEvent): void
 
 /** Folds the whole history, in global order, into ledgers and order states, noting every violation on the way. */
 export const replayHistory = (history: Iterable<AuditedEvent>): AuditReplay => {
-  const r: Replayer = { products: new Map(), orders: new Map(), violations: [], eventsReplayed: 0, held: new Map() };
+  const r: Replayer = {
+    products: new Map(),
+    orders: new Map(),
+    violations: [],
+    eventsReplayed: 0,
+    held: new Map(),
+  };
   for (const { position, event } of history) {
     r.eventsReplayed += 1;
     if (isOrderEvent(event)) applyOrderEvent(r, position, event);
@@ -188,11 +230,19 @@ export const storeDrift = (replay: AuditReplay, observations: readonly StoreObse
     if (!ledger) continue;
     const replayed = ledgerStock(ledger);
     if (seen.mysqlStock !== null && seen.mysqlStock !== replayed) {
-      drift.push({ kind: 'MYSQL_STOCK_DRIFT', detail: `MySQL stock ${seen.mysqlStock}, replayed ${replayed}`, productId: seen.productId });
+      drift.push({
+        kind: 'MYSQL_STOCK_DRIFT',
+        detail: `MySQL stock ${seen.mysqlStock}, replayed ${replayed}`,
+        productId: seen.productId,
+      });
     }
     const expected = expectedGate(ledger, seen.releasedNotRestored);
     if (seen.gateStock !== null && seen.gateStock !== expected) {
-      drift.push({ kind: 'GATE_STOCK_DRIFT', detail: `gate ${seen.gateStock}, expected ${expected}`, productId: seen.productId });
+      drift.push({
+        kind: 'GATE_STOCK_DRIFT',
+        detail: `gate ${seen.gateStock}, expected ${expected}`,
+        productId: seen.productId,
+      });
     }
   }
   return drift;

@@ -1,7 +1,8 @@
 /** Events are plain readonly data, versioned by their `type` name. */
 export type Event<T extends string, D> = Readonly<{ type: T; data: Readonly<D> }>;
 
-export type ReleaseReason = 'SOLD_OUT' | 'LIMIT_EXCEEDED' | 'PAYMENT_TIMEOUT' | 'CANCELLED' | 'RESERVATION_FAILED';
+export type ReleaseReason =
+  'SOLD_OUT' | 'LIMIT_EXCEEDED' | 'PAYMENT_TIMEOUT' | 'CANCELLED' | 'RESERVATION_FAILED';
 export const RELEASE_REASONS: readonly ReleaseReason[] = [
   'SOLD_OUT',
   'LIMIT_EXCEEDED',

@@ -18,7 +18,12 @@ export type OrderState =
   | (OrderTerms & Readonly<{ status: 'COMMITTED'; committedAt: string }>)
   | (OrderTerms & Readonly<{ status: 'PAID'; committedAt: string; paidAt: string }>)
   | (OrderTerms &
-      Readonly<{ status: 'RELEASED'; reason: ReleaseReason; stockWasCommitted: boolean; releasedAt: string }>);
+      Readonly<{
+        status: 'RELEASED';
+        reason: ReleaseReason;
+        stockWasCommitted: boolean;
+        releasedAt: string;
+      }>);
 
 export const initialOrderState: OrderState = { status: 'NONE' };
 
@@ -69,7 +74,8 @@ export const evolve = (state: OrderState, event: OrderEvent): OrderState => {
   }
 };
 
-export const replayOrder = (events: readonly OrderEvent[]): OrderState => events.reduce(evolve, initialOrderState);
+export const replayOrder = (events: readonly OrderEvent[]): OrderState =>
+  events.reduce(evolve, initialOrderState);
 
 const reserve = (cmd: ReserveOrder, state: OrderState): OrderEvent[] => {
   if (state.status !== 'NONE') {

@@ -60,7 +60,8 @@ const isWholeAtLeast = (value: number, min: number): boolean => Number.isSafeInt
 
 const validateTerms = (cmd: ListProduct): void => {
   if (cmd.name.trim().length === 0) throw new InvalidProductTerms('name', 'name must not be blank');
-  if (!isWholeAtLeast(cmd.stock, 0)) throw new InvalidProductTerms('stock', 'stock must be a whole number ≥ 0');
+  if (!isWholeAtLeast(cmd.stock, 0))
+    throw new InvalidProductTerms('stock', 'stock must be a whole number ≥ 0');
   if (!isWholeAtLeast(cmd.perUserLimit, 1))
     throw new InvalidProductTerms('perUserLimit', 'perUserLimit must be a whole number ≥ 1');
   if (!isWholeAtLeast(cmd.maxPerOrder, 1) || cmd.maxPerOrder > cmd.perUserLimit)
@@ -81,7 +82,9 @@ export const decideProduct = (cmd: ProductCommand, state: ProductState): Product
       if (state.status !== 'LISTED') throw new ProductNotListed(cmd.productId);
       if (!isWholeAtLeast(cmd.quantity, 1))
         throw new InvalidProductTerms('quantity', 'quantity must be a whole number ≥ 1');
-      return [{ type: 'StockAdded', data: { productId: cmd.productId, quantity: cmd.quantity, addedAt: cmd.now } }];
+      return [
+        { type: 'StockAdded', data: { productId: cmd.productId, quantity: cmd.quantity, addedAt: cmd.now } },
+      ];
     case 'RecordReconciliation': {
       if (state.status !== 'LISTED') throw new ProductNotListed(cmd.productId);
       if (cmd.gateBefore === cmd.gateAfter) return [];

@@ -29,5 +29,8 @@ export const userLimitRejection = (
     : null;
 
 /** Checks made before the gate, on the hot path, with no I/O: window and order size. */
-export const purchaseRejection = (terms: ProductTerms, quantity: number, now: string): PurchaseRejection | null =>
-  saleWindowRejection(terms, now) ?? orderSizeRejection(terms, quantity);
+export const purchaseRejection = (
+  terms: ProductTerms,
+  quantity: number,
+  now: string,
+): PurchaseRejection | null => saleWindowRejection(terms, now) ?? orderSizeRejection(terms, quantity);

@@ -1,5 +1,10 @@
 import { type DomainEvent } from '../../domain/index.js';
-import { type EventMetadata, type EventStore, type StoredEvent, VersionConflict } from '../../application/index.js';
+import {
+  type EventMetadata,
+  type EventStore,
+  type StoredEvent,
+  VersionConflict,
+} from '../../application/index.js';
 import type { Journal, MemoryDatabase } from './memory-database.js';
 
 export class MemoryEventStore implements EventStore {
@@ -14,9 +19,15 @@ export class MemoryEventStore implements EventStore {
     return Promise.resolve({ events: stream.map((s) => s.event), version: stream.length });
   }
 
-  append(streamId: string, events: readonly DomainEvent[], expectedVersion: number, metadata: EventMetadata = {}): Promise<number> {
+  append(
+    streamId: string,
+    events: readonly DomainEvent[],
+    expectedVersion: number,
+    metadata: EventMetadata = {},
+  ): Promise<number> {
     const stream = this.db.streams.get(streamId) ?? [];
-    if (stream.length !== expectedVersion) return Promise.reject(new VersionConflict(streamId, expectedVersion));
+    if (stream.length !== expectedVersion)
+      return Promise.reject(new VersionConflict(streamId, expectedVersion));
     const occurredAt = this.now();
     const stored: StoredEvent[] = events.map((event, i) => ({
       position: this.db.events.length + i + 1,
@@ -40,6 +51,8 @@ export class MemoryEventStore implements EventStore {
 
   readAll(afterPosition: number, limit: number): Promise<StoredEvent[]> {
     // positions are 1..n with no gaps, so position p sits at index p - 1
-    return Promise.resolve(this.db.events.slice(Math.max(0, afterPosition), Math.max(0, afterPosition) + limit));
+    return Promise.resolve(
+      this.db.events.slice(Math.max(0, afterPosition), Math.max(0, afterPosition) + limit),
+    );
   }
 }

@@ -35,7 +35,12 @@ export class MemoryInventory implements Inventory {
 
   increment(productId: number, quantity: number): Promise<void> {
     const row = this.db.products.get(productId);
-    if (row) journaledSet(this.journal, this.db.products, productId, { ...row, stock: row.stock + quantity, version: row.version + 1 });
+    if (row)
+      journaledSet(this.journal, this.db.products, productId, {
+        ...row,
+        stock: row.stock + quantity,
+        version: row.version + 1,
+      });
     return Promise.resolve();
   }
 
@@ -43,7 +48,11 @@ export class MemoryInventory implements Inventory {
   private take(productId: number, quantity: number): boolean {
     const row = this.db.products.get(productId);
     if (!row || row.stock < quantity) return false;
-    journaledSet(this.journal, this.db.products, productId, { ...row, stock: row.stock - quantity, version: row.version + 1 });
+    journaledSet(this.journal, this.db.products, productId, {
+      ...row,
+      stock: row.stock - quantity,
+      version: row.version + 1,
+    });
     return true;
   }
 }

@@ -9,7 +9,10 @@ export class MemoryLock implements DuplicateRequestLock {
   private readonly fencing = new Map<string, number>();
   private readonly waiters = new Map<string, Set<() => void>>();
 
-  async tryLock(key: string, options: Readonly<{ waitMs: number; leaseMs?: number }>): Promise<LockHandle | null> {
+  async tryLock(
+    key: string,
+    options: Readonly<{ waitMs: number; leaseMs?: number }>,
+  ): Promise<LockHandle | null> {
     const deadline = Date.now() + options.waitMs;
     for (;;) {
       const handle = this.acquire(key, options.leaseMs);
@@ -25,7 +28,10 @@ export class MemoryLock implements DuplicateRequestLock {
     const current = this.holders.get(key);
     if (current && current.expiresAt > now) return null;
     const owner = randomUUID();
-    this.holders.set(key, { owner, expiresAt: leaseMs === undefined ? Number.POSITIVE_INFINITY : now + leaseMs });
+    this.holders.set(key, {
+      owner,
+      expiresAt: leaseMs === undefined ? Number.POSITIVE_INFINITY : now + leaseMs,
+    });
     const fencingToken = (this.fencing.get(key) ?? 0) + 1;
     this.fencing.set(key, fencingToken);
     return { key, fencingToken, release: () => Promise.resolve(this.release(key, owner)) };

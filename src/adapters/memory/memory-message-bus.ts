@@ -1,4 +1,10 @@
-import type { InboundMessage, Logger, MessagePublisher, MessageSubscriber, OutboundMessage } from '../../application/index.js';
+import type {
+  InboundMessage,
+  Logger,
+  MessagePublisher,
+  MessageSubscriber,
+  OutboundMessage,
+} from '../../application/index.js';
 
 type Group = {
   topic: string;
@@ -21,7 +27,10 @@ export class MemoryMessageBus implements MessagePublisher, MessageSubscriber {
 
   constructor(
     private readonly logger: Logger,
-    private readonly options: Readonly<{ batchSize: number; retryDelayMs: number }> = { batchSize: 200, retryDelayMs: 50 },
+    private readonly options: Readonly<{ batchSize: number; retryDelayMs: number }> = {
+      batchSize: 200,
+      retryDelayMs: 50,
+    },
   ) {}
 
   publish(message: OutboundMessage): Promise<void> {
@@ -32,10 +41,20 @@ export class MemoryMessageBus implements MessagePublisher, MessageSubscriber {
     return Promise.resolve();
   }
 
-  subscribe(spec: Readonly<{ topic: string; groupId: string }>, handler: (messages: readonly InboundMessage[]) => Promise<void>): Promise<void> {
+  subscribe(
+    spec: Readonly<{ topic: string; groupId: string }>,
+    handler: (messages: readonly InboundMessage[]) => Promise<void>,
+  ): Promise<void> {
     const key = `${spec.groupId}\u0000${spec.topic}`;
     const existing = this.groups.get(key);
-    const group: Group = { topic: spec.topic, offset: existing?.offset ?? 0, handler, running: false, retryTimer: null, failures: 0 };
+    const group: Group = {
+      topic: spec.topic,
+      offset: existing?.offset ?? 0,
+      handler,
+      running: false,
+      retryTimer: null,
+      failures: 0,
+    };
     this.groups.set(key, group);
     this.stopped = false;
     this.schedule(group);
@@ -45,7 +64,8 @@ export class MemoryMessageBus implements MessagePublisher, MessageSubscriber {
   async stop(): Promise<void> {
     this.stopped = true;
     for (const group of this.groups.values()) if (group.retryTimer) clearTimeout(group.retryTimer);
-    while ([...this.groups.values()].some((g) => g.running)) await new Promise((resolve) => setImmediate(resolve));
+    while ([...this.groups.values()].some((g) => g.running))
+      await new Promise((resolve) => setImmediate(resolve));
     this.notifyIdle();
   }
 
@@ -62,7 +82,9 @@ export class MemoryMessageBus implements MessagePublisher, MessageSubscriber {
 
   private isIdle(): boolean {
     if (this.stopped) return true;
-    return [...this.groups.values()].every((g) => !g.running && g.offset >= (this.logs.get(g.topic)?.length ?? 0));
+    return [...this.groups.values()].every(
+      (g) => !g.running && g.offset >= (this.logs.get(g.topic)?.length ?? 0),
+    );
   }
 
   private schedule(group: Group): void {
@@ -81,7 +103,10 @@ export class MemoryMessageBus implements MessagePublisher, MessageSubscriber {
         group.failures = 0;
       } catch (error) {
         group.failures += 1;
-        this.logger.warn({ topic: group.topic, offset: group.offset, err: String(error) }, 'batch failed; redelivering');
+        this.logger.warn(
+          { topic: group.topic, offset: group.offset, err: String(error) },
+          'batch failed; redelivering',
+        );
         const delay = Math.min(this.options.retryDelayMs * 2 ** Math.min(group.failures - 1, 6), 5_000);
         group.running = false;
         group.retryTimer = setTimeout(() => {

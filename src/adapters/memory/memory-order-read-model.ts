@@ -20,7 +20,8 @@ export class MemoryOrderReadModel implements OrderReadModel {
   unitsHeld(userId: string, productId: number, statuses: readonly OrderStatus[]): Promise<number> {
     let units = 0;
     for (const o of this.db.orders.values())
-      if (o.userId === userId && o.productId === productId && statuses.includes(o.status)) units += o.quantity;
+      if (o.userId === userId && o.productId === productId && statuses.includes(o.status))
+        units += o.quantity;
     return Promise.resolve(units);
   }
 
@@ -32,6 +33,8 @@ export class MemoryOrderReadModel implements OrderReadModel {
   }
 
   findByProduct(productId: number, statuses: readonly OrderStatus[]): Promise<OrderView[]> {
-    return Promise.resolve([...this.db.orders.values()].filter((o) => o.productId === productId && statuses.includes(o.status)));
+    return Promise.resolve(
+      [...this.db.orders.values()].filter((o) => o.productId === productId && statuses.includes(o.status)),
+    );
   }
 }

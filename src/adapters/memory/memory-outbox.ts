@@ -1,4 +1,9 @@
-import { type NewOutboxMessage, type Outbox, type OutboxMessage, OutboxStatus } from '../../application/index.js';
+import {
+  type NewOutboxMessage,
+  type Outbox,
+  type OutboxMessage,
+  OutboxStatus,
+} from '../../application/index.js';
 import { journaledSet, type Journal, type MemoryDatabase } from './memory-database.js';
 
 export class MemoryOutbox implements Outbox {
@@ -10,7 +15,14 @@ export class MemoryOutbox implements Outbox {
   add(message: NewOutboxMessage, now: string): Promise<void> {
     if (this.db.outbox.has(message.messageId))
       return Promise.reject(new Error(`duplicate outbox message id ${message.messageId}`));
-    const row: OutboxMessage = { ...message, status: OutboxStatus.PENDING, attempts: 0, lastError: null, createdAt: now, updatedAt: now };
+    const row: OutboxMessage = {
+      ...message,
+      status: OutboxStatus.PENDING,
+      attempts: 0,
+      lastError: null,
+      createdAt: now,
+      updatedAt: now,
+    };
     journaledSet(this.journal, this.db.outbox, message.messageId, row);
     return Promise.resolve();
   }
@@ -21,7 +33,9 @@ export class MemoryOutbox implements Outbox {
 
   markSent(messageId: string, now: string): Promise<void> {
     this.update(messageId, (row) =>
-      row.status === OutboxStatus.CONSUMED ? row : { ...row, status: OutboxStatus.SENT, attempts: row.attempts + 1, updatedAt: now },
+      row.status === OutboxStatus.CONSUMED
+        ? row
+        : { ...row, status: OutboxStatus.SENT, attempts: row.attempts + 1, updatedAt: now },
     );
     return Promise.resolve();
   }
@@ -41,10 +55,13 @@ export class MemoryOutbox implements Outbox {
     return Promise.resolve(row?.status ?? OutboxStatus.DEAD);
   }
 
-  due(query: Readonly<{ retryBefore: string; staleSentBefore: string; limit: number }>): Promise<OutboxMessage[]> {
+  due(
+    query: Readonly<{ retryBefore: string; staleSentBefore: string; limit: number }>,
+  ): Promise<OutboxMessage[]> {
     const rows = [...this.db.outbox.values()].filter(
       (r) =>
-        ((r.status === OutboxStatus.PENDING || r.status === OutboxStatus.FAILED) && r.updatedAt < query.retryBefore) ||
+        ((r.status === OutboxStatus.PENDING || r.status === OutboxStatus.FAILED) &&
+          r.updatedAt < query.retryBefore) ||
         (r.status === OutboxStatus.SENT && r.updatedAt < query.staleSentBefore),
     );
     rows.sort((a, b) => a.createdAt.localeCompare(b.createdAt));
@@ -52,7 +69,13 @@ export class MemoryOutbox implements Outbox {
   }
 
   countByStatus(): Promise<Record<OutboxStatus, number>> {
-    const counts = { [OutboxStatus.PENDING]: 0, [OutboxStatus.SENT]: 0, [OutboxStatus.CONSUMED]: 0, [OutboxStatus.FAILED]: 0, [OutboxStatus.DEAD]: 0 };
+    const counts = {
+      [OutboxStatus.PENDING]: 0,
+      [OutboxStatus.SENT]: 0,
+      [OutboxStatus.CONSUMED]: 0,
+      [OutboxStatus.FAILED]: 0,
+      [OutboxStatus.DEAD]: 0,
+    };
     for (const row of this.db.outbox.values()) counts[row.status] += 1;
     return Promise.resolve(counts);
   }

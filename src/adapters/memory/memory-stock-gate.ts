@@ -7,10 +7,18 @@ type ProductGate = { stock: number; perUser: Map<string, number>; reservations: 
 export class MemoryStockGate implements StockGate {
   private readonly gates = new Map<number, ProductGate>();
 
-  warm(productId: number, stock: number, options: { force?: boolean } = {}): Promise<'WARMED' | 'ALREADY_LIVE'> {
+  warm(
+    productId: number,
+    stock: number,
+    options: { force?: boolean } = {},
+  ): Promise<'WARMED' | 'ALREADY_LIVE'> {
     const live = this.gates.get(productId);
     if (live && !options.force) return Promise.resolve('ALREADY_LIVE');
-    this.gates.set(productId, { stock, perUser: live?.perUser ?? new Map(), reservations: live?.reservations ?? new Map() });
+    this.gates.set(productId, {
+      stock,
+      perUser: live?.perUser ?? new Map<string, number>(),
+      reservations: live?.reservations ?? new Map<string, Held>(),
+    });
     return Promise.resolve('WARMED');
   }
 
@@ -18,7 +26,8 @@ export class MemoryStockGate implements StockGate {
     const gate = this.gates.get(r.productId);
     if (!gate) return Promise.resolve({ ok: false, reason: 'NOT_LOADED' });
     const already = gate.perUser.get(r.userId) ?? 0;
-    if (already + r.quantity > r.perUserLimit) return Promise.resolve({ ok: false, reason: 'LIMIT_EXCEEDED' });
+    if (already + r.quantity > r.perUserLimit)
+      return Promise.resolve({ ok: false, reason: 'LIMIT_EXCEEDED' });
     if (gate.stock < r.quantity) return Promise.resolve({ ok: false, reason: 'SOLD_OUT' });
     gate.stock -= r.quantity;
     gate.perUser.set(r.userId, already + r.quantity);
@@ -49,7 +58,8 @@ export class MemoryStockGate implements StockGate {
 
   held(productId: number): Promise<Map<string, number>> {
     const held = new Map<string, number>();
-    for (const [orderId, h] of this.gates.get(productId)?.reservations ?? []) if (!h.restored) held.set(orderId, h.quantity);
+    for (const [orderId, h] of this.gates.get(productId)?.reservations ?? [])
+      if (!h.restored) held.set(orderId, h.quantity);
     return Promise.resolve(held);
   }
 

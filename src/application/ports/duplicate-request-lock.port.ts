@@ -15,4 +15,5 @@ export interface DuplicateRequestLock {
 }
 export const DUPLICATE_REQUEST_LOCK = Symbol.for('seckill.DuplicateRequestLock');
 
-export const orderLockKey = (userId: string, productId: number): string => `lock:seckill:${userId}:${productId}`;
+export const orderLockKey = (userId: string, productId: number): string =>
+  `lock:seckill:${userId}:${productId}`;

@@ -16,7 +16,10 @@ export type OutboxMessage = Readonly<{
   updatedAt: string;
 }>;
 
-export type NewOutboxMessage = Pick<OutboxMessage, 'messageId' | 'orderId' | 'topic' | 'key' | 'payload' | 'headers'>;
+export type NewOutboxMessage = Pick<
+  OutboxMessage,
+  'messageId' | 'orderId' | 'topic' | 'key' | 'payload' | 'headers'
+>;
 
 export interface Outbox {
   add(message: NewOutboxMessage, now: string): Promise<void>;
@@ -30,7 +33,9 @@ export interface Outbox {
    * Rows to (re)send, oldest first: pending or failed rows last touched before `retryBefore`,
    * and sent rows not consumed since `staleSentBefore`.
    */
-  due(query: Readonly<{ retryBefore: string; staleSentBefore: string; limit: number }>): Promise<OutboxMessage[]>;
+  due(
+    query: Readonly<{ retryBefore: string; staleSentBefore: string; limit: number }>,
+  ): Promise<OutboxMessage[]>;
   countByStatus(): Promise<Record<OutboxStatus, number>>;
 }
 export const OUTBOX = Symbol.for('seckill.Outbox');

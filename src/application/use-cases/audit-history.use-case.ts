@@ -50,7 +50,10 @@ export class AuditHistory {
 
   async run(): Promise<AuditReport> {
     const replay = replayHistory(await this.readEverything());
-    const violations: Violation[] = [...replay.violations, ...staleReservations(replay, this.deps.clock.now(), this.deps.staleAfterMs)];
+    const violations: Violation[] = [
+      ...replay.violations,
+      ...staleReservations(replay, this.deps.clock.now(), this.deps.staleAfterMs),
+    ];
     const observations: StoreObservation[] = [];
     const products: AuditProductLine[] = [];
     for (const ledger of replay.products.values()) {
@@ -77,7 +80,13 @@ export class AuditHistory {
     violations.push(...storeDrift(replay, observations));
     const orders: Record<string, number> = {};
     for (const order of replay.orders.values()) orders[order.status] = (orders[order.status] ?? 0) + 1;
-    return { ok: violations.length === 0, eventsReplayed: replay.eventsReplayed, orders, products, violations };
+    return {
+      ok: violations.length === 0,
+      eventsReplayed: replay.eventsReplayed,
+      orders,
+      products,
+      violations,
+    };
   }
 
   private async readEverything(): Promise<AuditedEvent[]> {
@@ -85,7 +94,8 @@ export class AuditHistory {
     let after = 0;
     for (;;) {
       const page = await this.deps.events.readAll(after, this.deps.pageSize);
-      for (const stored of page) history.push({ position: stored.position, streamId: stored.streamId, event: stored.event });
+      for (const stored of page)
+        history.push({ position: stored.position, streamId: stored.streamId, event: stored.event });
       const last = page.at(-1);
       if (!last || page.length < this.deps.pageSize) return history;
       after = last.position;

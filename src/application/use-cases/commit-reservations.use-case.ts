@@ -37,7 +37,10 @@ export class CommitReservations {
     for (const message of messages) {
       const order = parseReserved(message);
       if (!order) {
-        this.deps.logger.error({ offset: message.offset, partition: message.partition }, 'unreadable reservation message skipped');
+        this.deps.logger.error(
+          { offset: message.offset, partition: message.partition },
+          'unreadable reservation message skipped',
+        );
         continue;
       }
       const list = byProduct.get(order.productId) ?? [];
@@ -58,7 +61,8 @@ export class CommitReservations {
       for (const candidate of candidates) {
         const { userId, quantity } = candidate.order;
         const held =
-          (heldInBatch.get(userId) ?? 0) + (await stores.orders.unitsHeld(userId, productId, ['COMMITTED', 'PAID']));
+          (heldInBatch.get(userId) ?? 0) +
+          (await stores.orders.unitsHeld(userId, productId, ['COMMITTED', 'PAID']));
         if (!product || held + quantity > product.perUserLimit) {
           releases.push({ ...candidate, reason: product ? 'LIMIT_EXCEEDED' : 'RESERVATION_FAILED' });
           continue;
@@ -71,11 +75,20 @@ export class CommitReservations {
       withinLimit.forEach((c, i) => {
         if (!taken[i]) releases.push({ ...c, reason: 'SOLD_OUT' });
       });
-      for (const c of commits) await this.record(stores, c, { type: 'CommitStock', orderId: c.order.orderId, now });
+      for (const c of commits)
+        await this.record(stores, c, { type: 'CommitStock', orderId: c.order.orderId, now });
       const messages: NewOutboxMessage[] = [];
       for (const r of releases) {
-        await this.record(stores, r, { type: 'ReleaseReservation', orderId: r.order.orderId, reason: r.reason, now });
-        const message = compensationMessage({ orderId: r.order.orderId, productId, reason: r.reason }, r.order.orderId);
+        await this.record(stores, r, {
+          type: 'ReleaseReservation',
+          orderId: r.order.orderId,
+          reason: r.reason,
+          now,
+        });
+        const message = compensationMessage(
+          { orderId: r.order.orderId, productId, reason: r.reason },
+          r.order.orderId,
+        );
         await stores.outbox.add(message, now);
         messages.push(message);
       }
@@ -88,7 +101,10 @@ export class CommitReservations {
   }
 
   /** Skips orders already decided (a redelivery) and keeps the first copy of a duplicate in the batch. */
-  private async undecided(stores: TransactionalStores, orders: readonly ReservedPayload[]): Promise<Candidate[]> {
+  private async undecided(
+    stores: TransactionalStores,
+    orders: readonly ReservedPayload[],
+  ): Promise<Candidate[]> {
     const seen = new Set<string>();
     const candidates: Candidate[] = [];
     for (const order of orders) {
@@ -97,12 +113,19 @@ export class CommitReservations {
       const loaded = await loadOrder(stores, order.orderId);
       if (loaded.state.status === 'RESERVED') candidates.push({ order, loaded });
       else if (loaded.state.status === 'NONE')
-        this.deps.logger.error({ orderId: order.orderId }, 'reservation message for an order with no history');
+        this.deps.logger.error(
+          { orderId: order.orderId },
+          'reservation message for an order with no history',
+        );
     }
     return candidates;
   }
 
-  private async decrement(stores: TransactionalStores, productId: number, candidates: readonly Candidate[]): Promise<boolean[]> {
+  private async decrement(
+    stores: TransactionalStores,
+    productId: number,
+    candidates: readonly Candidate[],
+  ): Promise<boolean[]> {
     const quantities = candidates.map((c) => c.order.quantity);
     if (quantities.length === 0) return [];
     if (this.deps.mergeDecrements) return stores.inventory.decrementMany(productId, quantities);

@@ -16,7 +16,10 @@ export class CompensateReservation {
     for (const message of messages) {
       const release = parseCompensation(message);
       if (!release) {
-        this.logger.error({ offset: message.offset, partition: message.partition }, 'unreadable compensation message skipped');
+        this.logger.error(
+          { offset: message.offset, partition: message.partition },
+          'unreadable compensation message skipped',
+        );
         continue;
       }
       if (await this.gate.restore(release.productId, release.orderId)) stockBack.add(release.productId);

@@ -37,7 +37,10 @@ export class ManageProducts {
     const now = this.deps.clock.now();
     const product = await this.deps.unitOfWork.run(async (stores) => {
       const created = await stores.inventory.create(input);
-      const events = decideProduct({ type: 'ListProduct', productId: created.productId, ...input, now }, initialProductState);
+      const events = decideProduct(
+        { type: 'ListProduct', productId: created.productId, ...input, now },
+        initialProductState,
+      );
       await stores.events.append(productStreamId(created.productId), events, 0, { correlationId });
       return created;
     });
@@ -58,7 +61,10 @@ export class ManageProducts {
       return record;
     });
     const gateStock = await this.deps.gate.adjust(productId, quantity).catch((error: unknown) => {
-      this.deps.logger.error({ productId, err: String(error) }, 'restock not applied to the gate; reconciliation will');
+      this.deps.logger.error(
+        { productId, err: String(error) },
+        'restock not applied to the gate; reconciliation will',
+      );
       return null;
     });
     if (gateStock !== null) await this.deps.soldOut.announceStockBack(productId);

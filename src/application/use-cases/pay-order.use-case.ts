@@ -14,7 +14,11 @@ export class PayOrder {
     return this.unitOfWork.run(async (stores) => {
       const loaded = await loadOrder(stores, orderId);
       if (loaded.state.status === 'NONE' || loaded.state.userId !== userId) throw new OrderNotFound(orderId);
-      const { state } = await handleOrderCommand(stores, { type: 'PayOrder', orderId, now }, { correlationId, userId });
+      const { state } = await handleOrderCommand(
+        stores,
+        { type: 'PayOrder', orderId, now },
+        { correlationId, userId },
+      );
       const view = toView(state, now);
       if (!view) throw new OrderNotFound(orderId);
       return view;

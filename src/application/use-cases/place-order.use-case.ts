@@ -36,7 +36,11 @@ export type PlaceOrderResult =
   | Readonly<{ ok: true; orderId: string; status: 'RESERVED' }>
   | Readonly<{ ok: false; code: OrderRejectionCode; detail: string }>;
 
-const rejected = (code: OrderRejectionCode, detail: string): PlaceOrderResult => ({ ok: false, code, detail });
+const rejected = (code: OrderRejectionCode, detail: string): PlaceOrderResult => ({
+  ok: false,
+  code,
+  detail,
+});
 
 export type PlaceOrderDeps = Readonly<{
   catalog: ProductCatalog;
@@ -62,7 +66,8 @@ export class PlaceOrder {
 
   async execute(cmd: PlaceOrderCommand): Promise<PlaceOrderResult> {
     const { catalog, rateLimiter, soldOut, lock, clock } = this.deps;
-    if (!(await rateLimiter.tryConsume(cmd.userId))) return rejected('RATE_LIMITED', 'too many requests, slow down');
+    if (!(await rateLimiter.tryConsume(cmd.userId)))
+      return rejected('RATE_LIMITED', 'too many requests, slow down');
     if (soldOut.isSoldOut(cmd.productId)) return rejected('SOLD_OUT', `product ${cmd.productId} is sold out`);
     const terms = await catalog.terms(cmd.productId);
     if (!terms) return rejected('PRODUCT_NOT_FOUND', `product ${cmd.productId} does not exist`);
@@ -78,7 +83,10 @@ export class PlaceOrder {
       return await this.reserve(cmd, terms.perUserLimit);
     } finally {
       await handle.release().catch((error: unknown) => {
-        this.deps.logger.warn({ key: handle.key, err: String(error) }, 'lock release failed; it expires on its own');
+        this.deps.logger.warn(
+          { key: handle.key, err: String(error) },
+          'lock release failed; it expires on its own',
+        );
       });
     }
   }
@@ -101,7 +109,10 @@ export class PlaceOrder {
         case 'LIMIT_EXCEEDED':
           return rejected('LIMIT_EXCEEDED', `at most ${perUserLimit} per buyer`);
         case 'NOT_LOADED':
-          throw new InfrastructureUnavailable('stock gate', `product ${cmd.productId} is not loaded in the gate`);
+          throw new InfrastructureUnavailable(
+            'stock gate',
+            `product ${cmd.productId} is not loaded in the gate`,
+          );
       }
     }
     await this.record(cmd, orderId);
@@ -111,7 +122,13 @@ export class PlaceOrder {
   private async record(cmd: PlaceOrderCommand, orderId: string): Promise<void> {
     const { unitOfWork, dispatcher, clock } = this.deps;
     const reservedAt = clock.now();
-    const order = { orderId, productId: cmd.productId, userId: cmd.userId, quantity: cmd.quantity, reservedAt };
+    const order = {
+      orderId,
+      productId: cmd.productId,
+      userId: cmd.userId,
+      quantity: cmd.quantity,
+      reservedAt,
+    };
     const message = reservedMessage(order, cmd.correlationId);
     try {
       await unitOfWork.run(async (stores) => {
@@ -127,7 +144,9 @@ export class PlaceOrder {
     } catch (error) {
       await this.restoreGate(cmd.productId, orderId);
       if (error instanceof InfrastructureUnavailable) throw error;
-      throw new InfrastructureUnavailable('database', 'the reservation could not be recorded', { cause: error });
+      throw new InfrastructureUnavailable('database', 'the reservation could not be recorded', {
+        cause: error,
+      });
     }
     dispatcher.dispatchSoon([message]);
   }
@@ -138,7 +157,10 @@ export class PlaceOrder {
     } catch (error) {
       // An under-counted gate loses a sale; it never oversells. Reconciliation gives the unit back.
       this.deps.metrics.count('gate_restore_failures');
-      this.deps.logger.error({ productId, orderId, err: String(error) }, 'gate restore failed after a failed transaction');
+      this.deps.logger.error(
+        { productId, orderId, err: String(error) },
+        'gate restore failed after a failed transaction',
+      );
     }
   }
 }

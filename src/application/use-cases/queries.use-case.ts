@@ -31,6 +31,14 @@ export class Queries {
     if (!record) throw new ProductNotListed(productId);
     const gateStock = await this.gate.stockLeft(productId);
     const { name, saleStartsAt, saleEndsAt, perUserLimit, maxPerOrder } = record;
-    return { productId, name, stockLeft: Math.max(0, gateStock ?? record.stock), saleStartsAt, saleEndsAt, perUserLimit, maxPerOrder };
+    return {
+      productId,
+      name,
+      stockLeft: Math.max(0, gateStock ?? record.stock),
+      saleStartsAt,
+      saleEndsAt,
+      perUserLimit,
+      maxPerOrder,
+    };
   }
 }

@@ -1,12 +1,32 @@
-import { decideProduct, evolveProduct, initialProductState, isProductEvent, productStreamId } from '../../domain/index.js';
-import type { Clock, Inventory, Logger, Metrics, OrderReadModel, SoldOutFlags, StockGate, UnitOfWork } from '../ports/index.js';
+import {
+  decideProduct,
+  evolveProduct,
+  initialProductState,
+  isProductEvent,
+  productStreamId,
+} from '../../domain/index.js';
+import type {
+  Clock,
+  Inventory,
+  Logger,
+  Metrics,
+  OrderReadModel,
+  SoldOutFlags,
+  StockGate,
+  UnitOfWork,
+} from '../ports/index.js';
 import { readStockBooks, type StockReading } from './stock-books.js';
 
 export type ReconciliationAction = 'IN_STEP' | 'ADJUSTED' | 'REBUILT' | 'UNSETTLED';
 
-export type ReconciliationLine = StockReading & Readonly<{ drift: number; action: ReconciliationAction; gateAfter: number | null }>;
+export type ReconciliationLine = StockReading &
+  Readonly<{ drift: number; action: ReconciliationAction; gateAfter: number | null }>;
 
-export type ReconciliationReport = Readonly<{ startedAt: string; finishedAt: string; products: ReconciliationLine[] }>;
+export type ReconciliationReport = Readonly<{
+  startedAt: string;
+  finishedAt: string;
+  products: ReconciliationLine[];
+}>;
 
 /**
  * Brings the gate in line with MySQL without re-opening sold stock. The gate should equal MySQL stock less
@@ -68,7 +88,10 @@ export class ReconcileStock {
   private async record(reading: StockReading, gateBefore: number | null, gateAfter: number): Promise<void> {
     const { productId } = reading;
     this.deps.metrics.count('reconciliation_fixes', { product: String(productId) });
-    this.deps.logger.warn({ productId, gateBefore, gateAfter, expected: reading.expectedGate }, 'gate reconciled');
+    this.deps.logger.warn(
+      { productId, gateBefore, gateAfter, expected: reading.expectedGate },
+      'gate reconciled',
+    );
     if (gateBefore === null || gateAfter > gateBefore) await this.deps.soldOut.announceStockBack(productId);
     const now = this.deps.clock.now();
     await this.deps.unitOfWork.run(async (stores) => {
@@ -76,7 +99,15 @@ export class ReconcileStock {
       const { events, version } = await stores.events.read(stream);
       const state = events.filter(isProductEvent).reduce(evolveProduct, initialProductState);
       const recorded = decideProduct(
-        { type: 'RecordReconciliation', productId, gateBefore, gateAfter, mysqlStock: reading.mysqlStock, inFlight: reading.inFlight, now },
+        {
+          type: 'RecordReconciliation',
+          productId,
+          gateBefore,
+          gateAfter,
+          mysqlStock: reading.mysqlStock,
+          inFlight: reading.inFlight,
+          now,
+        },
         state,
       );
       await stores.events.append(stream, recorded, version, { correlationId: `reconcile-${now}` });

@@ -42,7 +42,12 @@ export class RelayOutbox {
         this.metrics.count('outbox_published', { topic: row.topic });
         report.published += 1;
       } catch (error) {
-        const status = await this.outbox.markFailed(row.messageId, String(error), now, this.options.maxAttempts);
+        const status = await this.outbox.markFailed(
+          row.messageId,
+          String(error),
+          now,
+          this.options.maxAttempts,
+        );
         report.failed += 1;
         if (status === OutboxStatus.DEAD) {
           report.dead += 1;

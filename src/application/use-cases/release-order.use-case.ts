@@ -2,7 +2,14 @@ import { type ReleaseReason, IllegalOrderTransition, OrderNotFound } from '../..
 import { compensationMessage } from '../messages.js';
 import { handleOrderCommand, loadOrder, toView } from '../order-stream.js';
 import type { OutboxDispatcher } from '../outbox-dispatcher.js';
-import type { Clock, Logger, NewOutboxMessage, OrderReadModel, OrderView, UnitOfWork } from '../ports/index.js';
+import type {
+  Clock,
+  Logger,
+  NewOutboxMessage,
+  OrderReadModel,
+  OrderView,
+  UnitOfWork,
+} from '../ports/index.js';
 
 /**
  * Ends a reservation without a sale: by the buyer (CANCELLED) or by the payment timeout. Stock that MySQL had
@@ -41,21 +48,34 @@ export class ReleaseOrder {
     return released;
   }
 
-  private async release(orderId: string, reason: ReleaseReason, correlationId: string, ownerId?: string): Promise<OrderView> {
+  private async release(
+    orderId: string,
+    reason: ReleaseReason,
+    correlationId: string,
+    ownerId?: string,
+  ): Promise<OrderView> {
     const now = this.clock.now();
     const { view, messages } = await this.unitOfWork.run(async (stores) => {
       const loaded = await loadOrder(stores, orderId);
       if (loaded.state.status === 'NONE' || (ownerId !== undefined && loaded.state.userId !== ownerId))
         throw new OrderNotFound(orderId);
-      const { state, events } = await handleOrderCommand(stores, { type: 'ReleaseReservation', orderId, reason, now }, {
-        correlationId,
-        ...(ownerId === undefined ? {} : { userId: ownerId }),
-      });
+      const { state, events } = await handleOrderCommand(
+        stores,
+        { type: 'ReleaseReservation', orderId, reason, now },
+        {
+          correlationId,
+          ...(ownerId === undefined ? {} : { userId: ownerId }),
+        },
+      );
       const outbound: NewOutboxMessage[] = [];
       for (const event of events) {
         if (event.type !== 'ReservationReleased') continue;
-        if (event.data.stockWasCommitted) await stores.inventory.increment(event.data.productId, event.data.quantity);
-        const message = compensationMessage({ orderId, productId: event.data.productId, reason }, correlationId);
+        if (event.data.stockWasCommitted)
+          await stores.inventory.increment(event.data.productId, event.data.quantity);
+        const message = compensationMessage(
+          { orderId, productId: event.data.productId, reason },
+          correlationId,
+        );
         await stores.outbox.add(message, now);
         outbound.push(message);
       }

@@ -1,0 +1,80 @@
+// @ts-check
+import js from '@eslint/js';
+import { defineConfig } from 'eslint/config';
+import tseslint from 'typescript-eslint';
+
+/**
+ * `max-params` that leaves constructors alone: DI classes (inversify) legitimately
+ * take many constructor parameters. Wraps @typescript-eslint/max-params (which
+ * already ignores a `this: void` parameter) and drops constructor functions.
+ * @type {import('eslint').Rule.RuleModule}
+ */
+const maxParamsExceptConstructors = (() => {
+  const base = /** @type {import('eslint').Rule.RuleModule} */ (
+    /** @type {unknown} */ (tseslint.plugin.rules?.['max-params'])
+  );
+  /** @param {any} node */
+  const isConstructor = (node) =>
+    node.parent?.type === 'MethodDefinition' && node.parent.kind === 'constructor';
+  return {
+    meta: { ...base.meta, docs: { description: 'max-params, constructors exempt' } },
+    create(context) {
+      const listeners = base.create(context);
+      /** @type {Record<string, (node: any) => void>} */
+      const wrapped = {};
+      for (const [selector, listener] of Object.entries(listeners)) {
+        wrapped[selector] = (node) => {
+          if (!isConstructor(node)) /** @type {(n: any) => void} */ (listener)(node);
+        };
+      }
+      return wrapped;
+    },
+  };
+})();
+
+export default defineConfig(
+  {
+    ignores: [
+      'dist/**',
+      'node_modules/**',
+      'coverage/**',
+      'bin/**',
+      'bench/results/**',
+      'test/unit/fixtures/**',
+      'jest.config.js',
+      'eslint.config.js',
+      '.dependency-cruiser.cjs',
+    ],
+  },
+  {
+    files: ['src/**/*.ts', 'test/**/*.ts'],
+    extends: [js.configs.recommended, tseslint.configs.recommendedTypeChecked],
+    languageOptions: {
+      parserOptions: {
+        projectService: true,
+        tsconfigRootDir: import.meta.dirname,
+      },
+    },
+    plugins: {
+      local: { rules: { 'max-params': maxParamsExceptConstructors } },
+    },
+    rules: {
+      // complexity limits, in the spirit of castore
+      complexity: ['error', 15],
+      'max-depth': ['error', 4],
+      'max-params': 'off',
+      '@typescript-eslint/max-params': 'off',
+      'local/max-params': ['error', { max: 5, countVoidThis: false }],
+      '@typescript-eslint/no-unused-vars': [
+        'error',
+        { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrorsIgnorePattern: '^_' },
+      ],
+    },
+  },
+  {
+    files: ['test/**/*.ts'],
+    rules: {
+      '@typescript-eslint/unbound-method': 'off',
+    },
+  },
+);
