@@ -22,6 +22,10 @@ export class OutboxDispatcher {
     }
   }
 
+  get busy(): boolean {
+    return this.inFlight.size > 0;
+  }
+
   /** Resolves when every publish started so far has settled (for shutdown). */
   async settle(): Promise<void> {
     while (this.inFlight.size > 0) await Promise.allSettled([...this.inFlight]);

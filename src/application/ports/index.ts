@@ -10,3 +10,4 @@ export * from './messaging.port.js';
 export * from './sold-out-flags.port.js';
 export * from './rate-limiter.port.js';
 export * from './runtime.port.js';
+export * from './scheduler.port.js';

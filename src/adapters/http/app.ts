@@ -1,0 +1,294 @@
+import express, { type NextFunction, type Request, type RequestHandler, type Response } from 'express';
+import type { z } from 'zod';
+import {
+  type AuditHistory,
+  type HealthCheck,
+  type IdGenerator,
+  InfrastructureUnavailable,
+  type Logger,
+  type ManageProducts,
+  type OrderView,
+  type PayOrder,
+  type PlaceOrder,
+  type Queries,
+  type ReconcileStock,
+  type ReleaseOrder,
+  VersionConflict,
+} from '../../application/index.js';
+import {
+  DomainError,
+  IllegalOrderTransition,
+  InvalidProductTerms,
+  OrderNotFound,
+  ProductAlreadyListed,
+  ProductNotListed,
+} from '../../domain/index.js';
+import { HttpProblem, sendProblem } from './problem.js';
+import { ListProductBody, OrderIdParam, PlaceOrderBody, ProductIdParam, RestockBody } from './schemas.js';
+import type { JwtTokens, Principal } from './tokens.js';
+
+export type HttpObserver = {
+  request(method: string, route: string, status: number, seconds: number): void;
+  orderAnswer(code: string): void;
+  render(): Promise<{ contentType: string; body: string }>;
+};
+
+export type HttpDependencies = Readonly<{
+  placeOrder: PlaceOrder;
+  payOrder: PayOrder;
+  releaseOrder: ReleaseOrder;
+  manageProducts: ManageProducts;
+  reconcile: ReconcileStock;
+  audit: AuditHistory;
+  queries: Queries;
+  tokens: JwtTokens;
+  health: readonly HealthCheck[];
+  observer: HttpObserver;
+  logger: Logger;
+  ids: IdGenerator;
+}>;
+
+type Locals = { correlationId: string; principal?: Principal };
+
+const REJECTION_STATUS = {
+  SOLD_OUT: 409,
+  LIMIT_EXCEEDED: 409,
+  SALE_NOT_ACTIVE: 409,
+  DUPLICATE_REQUEST: 429,
+  RATE_LIMITED: 429,
+  PRODUCT_NOT_FOUND: 404,
+} as const;
+
+const REQUEST_ID = /^[A-Za-z0-9_.-]{1,64}$/;
+
+const locals = (res: Response): Locals => res.locals as Locals;
+
+const principalOf = (res: Response): Principal => {
+  const principal = locals(res).principal;
+  if (!principal) throw new HttpProblem(401, 'MISSING_TOKEN', 'an Authorization: Bearer token is required');
+  return principal;
+};
+
+/** Parses with a zod schema; a failure names every offending field. */
+const parse = <S extends z.ZodType>(schema: S, value: unknown, where: string): z.output<S> => {
+  const result = schema.safeParse(value);
+  if (result.success) return result.data;
+  const errors = result.error.issues.flatMap((issue) => {
+    const path = [where, ...issue.path.map(String)].join('.');
+    if (issue.code === 'unrecognized_keys')
+      return issue.keys.map((key) => ({ field: `${path}.${key}`, message: 'is not a known field' }));
+    return [{ field: path, message: issue.message }];
+  });
+  const detail = errors.map((e) => `${e.field}: ${e.message}`).join('; ');
+  throw new HttpProblem(400, 'VALIDATION_FAILED', detail, errors);
+};
+
+const requireJson: RequestHandler = (req, _res, next) => {
+  if (!req.is('application/json'))
+    return next(new HttpProblem(415, 'UNSUPPORTED_MEDIA_TYPE', 'the body must be application/json'));
+  next();
+};
+
+const orderBody = (o: OrderView) => ({
+  orderId: o.orderId,
+  productId: o.productId,
+  quantity: o.quantity,
+  status: o.status,
+  ...(o.reason ? { reason: o.reason } : {}),
+});
+
+const toProblem = (error: unknown): HttpProblem | null => {
+  if (error instanceof HttpProblem) return error;
+  if (error instanceof InfrastructureUnavailable)
+    return new HttpProblem(503, 'UNAVAILABLE', 'the service cannot take this request right now; retry shortly', [], {
+      'Retry-After': '1',
+    });
+  if (error instanceof VersionConflict)
+    return new HttpProblem(409, 'CONCURRENT_UPDATE', 'the resource changed while this request ran; retry');
+  if (error instanceof DomainError) return domainProblem(error);
+  return bodyParserProblem(error);
+};
+
+const domainProblem = (error: DomainError): HttpProblem => {
+  if (error instanceof OrderNotFound) return new HttpProblem(404, 'ORDER_NOT_FOUND', error.message);
+  if (error instanceof ProductNotListed) return new HttpProblem(404, 'PRODUCT_NOT_FOUND', error.message);
+  if (error instanceof InvalidProductTerms)
+    return new HttpProblem(400, 'VALIDATION_FAILED', error.message, [{ field: `body.${error.field}`, message: error.message }]);
+  if (error instanceof ProductAlreadyListed) return new HttpProblem(409, error.code, error.message);
+  if (error instanceof IllegalOrderTransition) {
+    const code = error.command === 'PayOrder' ? 'ORDER_NOT_COMMITTED' : error.status === 'PAID' ? 'ORDER_ALREADY_PAID' : 'ORDER_STATE_CONFLICT';
+    return new HttpProblem(409, code, error.message);
+  }
+  return new HttpProblem(409, error.code, error.message);
+};
+
+const bodyParserProblem = (error: unknown): HttpProblem | null => {
+  const type = typeof error === 'object' && error !== null ? (error as { type?: unknown }).type : undefined;
+  switch (type) {
+    case 'entity.parse.failed':
+      return new HttpProblem(400, 'MALFORMED_JSON', 'the body is not valid JSON (a JSON object is expected)');
+    case 'entity.too.large':
+      return new HttpProblem(413, 'PAYLOAD_TOO_LARGE', 'the body is larger than 16 KiB');
+    case 'encoding.unsupported':
+    case 'charset.unsupported':
+      return new HttpProblem(415, 'UNSUPPORTED_MEDIA_TYPE', 'the body must be UTF-8 JSON');
+    case 'request.aborted':
+    case 'request.size.invalid':
+      return new HttpProblem(400, 'BAD_REQUEST', 'the body was cut short');
+    default:
+      return null;
+  }
+};
+
+/** The HTTP API of DESIGN §5. The user is always the token's subject, never a field of the body. */
+export const createHttpApp = (deps: HttpDependencies): express.Express => {
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('etag', false);
+  app.set('query parser', 'simple');
+
+  app.use((req, res, next) => {
+    const started = process.hrtime.bigint();
+    const given = req.get('x-request-id');
+    const correlationId = given && REQUEST_ID.test(given) ? given : deps.ids.next();
+    locals(res).correlationId = correlationId;
+    res.setHeader('X-Request-Id', correlationId);
+    res.on('finish', () => {
+      const route = (req.route as { path?: string } | undefined)?.path ?? 'unmatched';
+      const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+      deps.observer.request(req.method, `${req.baseUrl}${route}`, res.statusCode, seconds);
+    });
+    next();
+  });
+
+  const authenticate =
+    (role?: 'admin'): RequestHandler =>
+    async (req, res, next) => {
+      try {
+        const principal = await deps.tokens.verify(req.get('authorization'));
+        if (role && principal.role !== role) throw new HttpProblem(403, 'FORBIDDEN', 'this needs an admin token');
+        locals(res).principal = principal;
+        next();
+      } catch (error) {
+        next(error);
+      }
+    };
+
+  app.get('/healthz', (_req, res) => {
+    res.json({ status: 'ok' });
+  });
+
+  app.get('/readyz', async (_req, res) => {
+    const checks: Record<string, string> = {};
+    let ready = true;
+    for (const check of deps.health) {
+      try {
+        await withTimeout(check.check(), 2_000);
+        checks[check.name] = 'ok';
+      } catch (error) {
+        ready = false;
+        checks[check.name] = String(error instanceof Error ? error.message : error);
+      }
+    }
+    res.status(ready ? 200 : 503).json({ status: ready ? 'ready' : 'not ready', checks });
+  });
+
+  app.get('/metrics', async (_req, res) => {
+    const { contentType, body } = await deps.observer.render();
+    res.type(contentType).send(body);
+  });
+
+  const json = express.json({ limit: '16kb', strict: true, type: 'application/json' });
+  const api = express.Router();
+
+  api.post('/seckill/orders', authenticate(), requireJson, json, async (req, res) => {
+    const principal = principalOf(res);
+    const body = parse(PlaceOrderBody, req.body, 'body');
+    const result = await deps.placeOrder.execute({
+      userId: principal.userId,
+      productId: body.productId,
+      quantity: body.quantity,
+      correlationId: locals(res).correlationId,
+    });
+    if (result.ok) {
+      deps.observer.orderAnswer('RESERVED');
+      res.status(202).location(`/api/v1/orders/${result.orderId}`).json({ orderId: result.orderId, status: result.status });
+      return;
+    }
+    deps.observer.orderAnswer(result.code);
+    throw new HttpProblem(REJECTION_STATUS[result.code], result.code, result.detail);
+  });
+
+  api.get('/orders/:orderId', authenticate(), async (req, res) => {
+    const orderId = parse(OrderIdParam, req.params['orderId'], 'orderId');
+    res.json(orderBody(await deps.queries.order(principalOf(res).userId, orderId)));
+  });
+
+  api.post('/orders/:orderId/payment', authenticate(), async (req, res) => {
+    const orderId = parse(OrderIdParam, req.params['orderId'], 'orderId');
+    res.json(orderBody(await deps.payOrder.execute(principalOf(res).userId, orderId, locals(res).correlationId)));
+  });
+
+  api.post('/orders/:orderId/cancel', authenticate(), async (req, res) => {
+    const orderId = parse(OrderIdParam, req.params['orderId'], 'orderId');
+    res.json(orderBody(await deps.releaseOrder.cancel(principalOf(res).userId, orderId, locals(res).correlationId)));
+  });
+
+  api.get('/products/:productId', async (req, res) => {
+    const productId = parse(ProductIdParam, req.params['productId'], 'productId');
+    res.json(await deps.queries.product(productId));
+  });
+
+  api.post('/admin/products', authenticate('admin'), requireJson, json, async (req, res) => {
+    const input = parse(ListProductBody, req.body, 'body');
+    const product = await deps.manageProducts.list(input, locals(res).correlationId);
+    res.status(201).location(`/api/v1/products/${product.productId}`).json(product);
+  });
+
+  api.post('/admin/products/:productId/stock', authenticate('admin'), requireJson, json, async (req, res) => {
+    const productId = parse(ProductIdParam, req.params['productId'], 'productId');
+    const { quantity } = parse(RestockBody, req.body, 'body');
+    res.json(await deps.manageProducts.restock(productId, quantity, locals(res).correlationId));
+  });
+
+  api.post('/admin/reconciliations', authenticate('admin'), async (_req, res) => {
+    res.json(await deps.reconcile.run());
+  });
+
+  api.get('/admin/audit', authenticate('admin'), async (_req, res) => {
+    res.json(await deps.audit.run());
+  });
+
+  app.use('/api/v1', api);
+
+  app.use((req, _res, next) => {
+    next(new HttpProblem(404, 'NOT_FOUND', `no route for ${req.method} ${req.path}`));
+  });
+
+  app.use((error: unknown, req: Request, res: Response, _next: NextFunction) => {
+    const problem = toProblem(error);
+    if (problem) {
+      if (problem.status === 503) deps.logger.warn({ path: req.path, err: String(error) }, 'answered 503');
+      sendProblem(res, problem, req.originalUrl.slice(0, 200));
+      return;
+    }
+    deps.logger.error({ path: req.path, err: error instanceof Error ? error.stack : String(error) }, 'unexpected error');
+    sendProblem(res, new HttpProblem(500, 'INTERNAL', 'something went wrong on our side'), req.originalUrl.slice(0, 200));
+  });
+
+  return app;
+};
+
+const withTimeout = async <T>(work: Promise<T>, ms: number): Promise<T> => {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([
+      work,
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
+      }),
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
+};

@@ -1,0 +1,40 @@
+import { z } from 'zod';
+
+const MAX_ID = 2_147_483_647;
+
+export const PlaceOrderBody = z.strictObject({
+  productId: z.number().int().min(1).max(MAX_ID),
+  quantity: z.number().int().min(1).max(10_000),
+});
+
+const instant = z.iso.datetime({ offset: true }).transform((s) => new Date(s).toISOString());
+
+export const ListProductBody = z
+  .strictObject({
+    name: z.string().trim().min(1).max(200),
+    stock: z.number().int().min(0).max(100_000_000),
+    perUserLimit: z.number().int().min(1).max(10_000).optional(),
+    maxPerOrder: z.number().int().min(1).max(10_000).optional(),
+    saleStartsAt: instant.optional(),
+    saleEndsAt: instant.optional(),
+  })
+  .transform((b) => {
+    const perUserLimit = b.perUserLimit ?? 1;
+    return {
+      name: b.name,
+      stock: b.stock,
+      perUserLimit,
+      maxPerOrder: b.maxPerOrder ?? perUserLimit,
+      saleStartsAt: b.saleStartsAt ?? null,
+      saleEndsAt: b.saleEndsAt ?? null,
+    };
+  });
+
+export const RestockBody = z.strictObject({ quantity: z.number().int().min(1).max(100_000_000) });
+
+export const OrderIdParam = z.uuid({ message: 'orderId must be a UUID' });
+export const ProductIdParam = z
+  .string()
+  .regex(/^[1-9][0-9]{0,9}$/, 'productId must be a positive whole number')
+  .transform(Number)
+  .pipe(z.number().max(MAX_ID, 'productId is too large'));

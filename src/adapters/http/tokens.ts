@@ -1,0 +1,45 @@
+import { errors, jwtVerify, SignJWT } from 'jose';
+import { HttpProblem } from './problem.js';
+
+export type Role = 'user' | 'admin';
+export type Principal = Readonly<{ userId: string; role: Role }>;
+
+const USER_ID = /^[A-Za-z0-9_.:@-]{1,64}$/;
+
+/** HS256 bearer tokens: `sub` is the user id, `role` is user or admin, `exp` is honoured. */
+export class JwtTokens {
+  private readonly key: Uint8Array;
+
+  constructor(secret: string) {
+    this.key = new TextEncoder().encode(secret);
+  }
+
+  async sign(principal: Principal, ttlSeconds = 3600): Promise<string> {
+    return new SignJWT({ role: principal.role })
+      .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
+      .setSubject(principal.userId)
+      .setIssuedAt()
+      .setExpirationTime(`${ttlSeconds}s`)
+      .sign(this.key);
+  }
+
+  async verify(authorization: string | undefined): Promise<Principal> {
+    if (!authorization) throw unauthorized('MISSING_TOKEN', 'an Authorization: Bearer token is required');
+    const match = /^Bearer ([A-Za-z0-9_\-.]+)$/.exec(authorization);
+    if (!match?.[1]) throw unauthorized('INVALID_TOKEN', 'the Authorization header must be "Bearer <token>"');
+    try {
+      const { payload } = await jwtVerify(match[1], this.key, { algorithms: ['HS256'], requiredClaims: ['sub', 'exp'] });
+      const role = payload['role'];
+      if (!payload.sub || !USER_ID.test(payload.sub)) throw unauthorized('INVALID_TOKEN', 'the token has no valid subject');
+      if (role !== 'user' && role !== 'admin') throw unauthorized('INVALID_TOKEN', 'the token role must be user or admin');
+      return { userId: payload.sub, role };
+    } catch (error) {
+      if (error instanceof HttpProblem) throw error;
+      if (error instanceof errors.JWTExpired) throw unauthorized('TOKEN_EXPIRED', 'the token has expired');
+      throw unauthorized('INVALID_TOKEN', 'the token is not valid');
+    }
+  }
+}
+
+const unauthorized = (code: string, detail: string) =>
+  new HttpProblem(401, code, detail, [], { 'WWW-Authenticate': `Bearer error="invalid_token"` });

@@ -1,0 +1,118 @@
+import { z } from 'zod';
+
+const DEVELOPMENT_SECRET = 'seckill-development-secret-not-for-production';
+
+const intFrom = (fallback: number, min = 0) => z.coerce.number().int().min(min).default(fallback);
+
+const EnvSchema = z.object({
+  SECKILL_PROFILE: z.enum(['memory', 'real']).default('memory'),
+  PORT: intFrom(3000).pipe(z.number().max(65535)),
+  SECKILL_HOST: z.string().default('0.0.0.0'),
+  SECKILL_URL: z.url().optional(),
+  SECKILL_REDIS_URL: z.string().default('redis://127.0.0.1:6379'),
+  SECKILL_MYSQL_URL: z.string().default('mysql://root@127.0.0.1:3306/seckill'),
+  SECKILL_KAFKA_BROKERS: z.string().default('127.0.0.1:9092'),
+  SECKILL_JWT_SECRET: z.string().min(32, 'SECKILL_JWT_SECRET must be at least 32 characters').optional(),
+  SECKILL_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  SECKILL_DEMO_PRODUCT: z.enum(['true', 'false']).optional(),
+  SECKILL_RATE_LIMIT_POINTS: intFrom(20, 1),
+  SECKILL_RATE_LIMIT_WINDOW_SECONDS: intFrom(1, 1),
+  SECKILL_LOCK_LEASE_MS: intFrom(5_000, 100),
+  SECKILL_PRODUCT_CACHE_MS: intFrom(1_000),
+  SECKILL_PAYMENT_TIMEOUT_MS: intFrom(15 * 60_000, 1),
+  SECKILL_PAYMENT_SCAN_MS: intFrom(30_000, 100),
+  SECKILL_OUTBOX_RELAY_MS: intFrom(60_000, 100),
+  SECKILL_OUTBOX_PENDING_GRACE_MS: intFrom(10_000),
+  SECKILL_OUTBOX_STALE_SENT_MS: intFrom(5 * 60_000),
+  SECKILL_OUTBOX_BACKOFF_MS: intFrom(1_000),
+  SECKILL_OUTBOX_MAX_ATTEMPTS: intFrom(10, 1),
+  SECKILL_RECONCILE_CRON: z.string().default('0 3 * * *'),
+  SECKILL_RECONCILE_SETTLE_MS: intFrom(2_000),
+  SECKILL_AUDIT_STALE_MS: intFrom(5 * 60_000, 1),
+  SECKILL_MERGE_DECREMENTS: z.enum(['true', 'false']).default('true'),
+  SECKILL_CONSUMER_BATCH: intFrom(200, 1),
+});
+
+export type Profile = 'memory' | 'real';
+
+export type Config = Readonly<{
+  profile: Profile;
+  port: number;
+  host: string;
+  /** where CLI commands find a running service */
+  serviceUrl: string;
+  redisUrl: string;
+  mysqlUrl: string;
+  kafkaBrokers: string[];
+  jwtSecret: string;
+  /** true when no secret was given and the memory profile fell back to the development one */
+  usingDevelopmentSecret: boolean;
+  logLevel: string;
+  demoProduct: boolean;
+  rateLimit: Readonly<{ points: number; windowSeconds: number }>;
+  lockLeaseMs: number;
+  productCacheMs: number;
+  paymentTimeoutMs: number;
+  paymentScanMs: number;
+  outbox: Readonly<{
+    relayEveryMs: number;
+    pendingGraceMs: number;
+    staleSentMs: number;
+    backoffBaseMs: number;
+    maxAttempts: number;
+  }>;
+  reconcileCron: string;
+  reconcileSettleMs: number;
+  auditStaleMs: number;
+  mergeDecrements: boolean;
+  consumerBatchSize: number;
+}>;
+
+export class ConfigError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ConfigError';
+  }
+}
+
+/** Reads the environment into a typed config; a bad value stops the process with the variable named. */
+export const loadConfig = (env: NodeJS.ProcessEnv = process.env): Config => {
+  const parsed = EnvSchema.safeParse(env);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
+    throw new ConfigError(`invalid configuration: ${problems}`);
+  }
+  const e = parsed.data;
+  if (e.SECKILL_PROFILE === 'real' && !e.SECKILL_JWT_SECRET)
+    throw new ConfigError('SECKILL_JWT_SECRET is required on the real profile');
+  return {
+    profile: e.SECKILL_PROFILE,
+    port: e.PORT,
+    host: e.SECKILL_HOST,
+    serviceUrl: e.SECKILL_URL ?? `http://127.0.0.1:${e.PORT}`,
+    redisUrl: e.SECKILL_REDIS_URL,
+    mysqlUrl: e.SECKILL_MYSQL_URL,
+    kafkaBrokers: e.SECKILL_KAFKA_BROKERS.split(',').map((b) => b.trim()).filter(Boolean),
+    jwtSecret: e.SECKILL_JWT_SECRET ?? DEVELOPMENT_SECRET,
+    usingDevelopmentSecret: !e.SECKILL_JWT_SECRET,
+    logLevel: e.SECKILL_LOG_LEVEL,
+    demoProduct: (e.SECKILL_DEMO_PRODUCT ?? (e.SECKILL_PROFILE === 'memory' ? 'true' : 'false')) === 'true',
+    rateLimit: { points: e.SECKILL_RATE_LIMIT_POINTS, windowSeconds: e.SECKILL_RATE_LIMIT_WINDOW_SECONDS },
+    lockLeaseMs: e.SECKILL_LOCK_LEASE_MS,
+    productCacheMs: e.SECKILL_PRODUCT_CACHE_MS,
+    paymentTimeoutMs: e.SECKILL_PAYMENT_TIMEOUT_MS,
+    paymentScanMs: e.SECKILL_PAYMENT_SCAN_MS,
+    outbox: {
+      relayEveryMs: e.SECKILL_OUTBOX_RELAY_MS,
+      pendingGraceMs: e.SECKILL_OUTBOX_PENDING_GRACE_MS,
+      staleSentMs: e.SECKILL_OUTBOX_STALE_SENT_MS,
+      backoffBaseMs: e.SECKILL_OUTBOX_BACKOFF_MS,
+      maxAttempts: e.SECKILL_OUTBOX_MAX_ATTEMPTS,
+    },
+    reconcileCron: e.SECKILL_RECONCILE_CRON,
+    reconcileSettleMs: e.SECKILL_RECONCILE_SETTLE_MS,
+    auditStaleMs: e.SECKILL_AUDIT_STALE_MS,
+    mergeDecrements: e.SECKILL_MERGE_DECREMENTS === 'true',
+    consumerBatchSize: e.SECKILL_CONSUMER_BATCH,
+  };
+};

@@ -1,0 +1,136 @@
+import { Command, InvalidArgumentError } from 'commander';
+import { JwtTokens } from '../adapters/http/tokens.js';
+import { type Config, ConfigError, loadConfig } from './config.js';
+import { createLogger } from './logger.js';
+import { type Roles, SeckillService } from './service.js';
+import { runSimulation } from './simulate.js';
+
+const positiveInt = (value: string): number => {
+  const n = Number(value);
+  if (!Number.isSafeInteger(n) || n < 1) throw new InvalidArgumentError('expected a whole number ≥ 1');
+  return n;
+};
+
+const say = (line: string) => process.stdout.write(`${line}\n`);
+
+const run = async (roles: Roles, command: string): Promise<void> => {
+  const config = loadConfig();
+  const logger = createLogger(config.logLevel);
+  if (config.usingDevelopmentSecret)
+    logger.warn(
+      {},
+      '!!! SECKILL_JWT_SECRET is not set: using the fixed DEVELOPMENT secret. Anyone can mint tokens. Never run it like this in production. !!!',
+    );
+  let effective = roles;
+  if (config.profile === 'memory' && command === 'serve') {
+    logger.warn({}, 'memory profile: nothing is shared between processes, so serve runs the pipeline in this process too');
+    effective = { http: true, worker: true };
+  }
+  if (config.profile === 'memory' && command === 'worker')
+    logger.warn({}, 'memory profile: this worker shares nothing with other processes; use `seckill all`');
+  const service = await SeckillService.start(config, effective, logger);
+  const stop = async (signal: string) => {
+    logger.info({ signal }, 'shutting down');
+    await service.close();
+    process.exit(0);
+  };
+  process.once('SIGINT', (s) => void stop(s));
+  process.once('SIGTERM', (s) => void stop(s));
+  if (!effective.http) {
+    logger.info({ profile: config.profile }, 'worker running');
+    return;
+  }
+  logger.info({ url: service.url, profile: config.profile }, 'seckill API listening');
+  if (config.demoProduct) {
+    const productId = await service.listDemoProduct();
+    banner(config, service.url, productId);
+  }
+};
+
+const banner = (config: Config, url: string, productId: number) => {
+  say('');
+  say(`seckill is serving ${url} on the ${config.profile} profile.`);
+  say(`A demo product is listed: id ${productId}, stock 100, at most 2 per buyer, 1 per order.`);
+  if (config.usingDevelopmentSecret) say('WARNING: tokens are signed with the fixed development secret (SECKILL_JWT_SECRET unset).');
+  say('Get a token and buy:');
+  say('  TOKEN=$(npx seckill token --user 7)');
+  say(`  curl -s -X POST ${url}/api/v1/seckill/orders -H "Authorization: Bearer $TOKEN" \\`);
+  say(`       -H 'Content-Type: application/json' -d '{"productId":${productId},"quantity":1}'`);
+  say(`  curl -s ${url}/api/v1/products/${productId}`);
+  say('');
+};
+
+const audit = async (options: { json?: boolean; url?: string }): Promise<number> => {
+  const config = loadConfig();
+  if (config.profile !== 'memory') throw new ConfigError('the real profile is not part of this build yet');
+  // The memory profile keeps its event store inside the serving process: ask it over HTTP.
+  const url = options.url ?? config.serviceUrl;
+  const token = await new JwtTokens(config.jwtSecret).sign({ userId: 'seckill-cli', role: 'admin' }, 300);
+  const response = await fetch(`${url}/api/v1/admin/audit`, { headers: { authorization: `Bearer ${token}` } }).catch(
+    (error: unknown) => {
+      throw new ConfigError(`no seckill service answers at ${url} (${String(error)}); start it with npm start`);
+    },
+  );
+  if (!response.ok) throw new ConfigError(`the audit endpoint answered ${response.status}: ${await response.text()}`);
+  const report = (await response.json()) as { ok: boolean; eventsReplayed: number; violations: Array<{ kind: string; detail: string }>; products: unknown[] };
+  if (options.json) say(JSON.stringify(report, null, 2));
+  else {
+    say(`audit of ${url}: ${report.eventsReplayed} events replayed, ${report.products.length} products`);
+    for (const v of report.violations) say(`  VIOLATION ${v.kind}: ${v.detail}`);
+    say(report.ok ? 'audit: clean' : `audit: ${report.violations.length} violation(s)`);
+  }
+  return report.ok ? 0 : 1;
+};
+
+const program = new Command('seckill').description('Flash-sale order service').showHelpAfterError();
+
+program.command('serve').description('run the HTTP API').action(() => run({ http: true, worker: false }, 'serve'));
+program.command('worker').description('run the consumers and scheduled jobs').action(() => run({ http: false, worker: true }, 'worker'));
+program.command('all').description('run the API and the worker in one process').action(() => run({ http: true, worker: true }, 'all'));
+program
+  .command('migrate')
+  .description('apply the database migrations')
+  .action(() => {
+    const config = loadConfig();
+    if (config.profile === 'memory') say('memory profile: nothing to migrate (its tables live in the serving process)');
+    else throw new ConfigError('the real profile is not part of this build yet');
+  });
+program
+  .command('audit')
+  .description('replay the event store and check that nothing was oversold; exit 1 on any violation')
+  .option('--json', 'print the report as JSON')
+  .option('--url <url>', 'the running service (memory profile)')
+  .action(async (options: { json?: boolean; url?: string }) => {
+    process.exitCode = await audit(options);
+  });
+program
+  .command('token')
+  .description('print a signed bearer token (and nothing else) on stdout')
+  .requiredOption('--user <id>', 'the user id (the token subject)')
+  .option('--admin', 'give the token the admin role')
+  .option('--ttl <seconds>', 'lifetime in seconds', positiveInt, 3600)
+  .action(async (options: { user: string; admin?: boolean; ttl: number }) => {
+    const config = loadConfig();
+    const token = await new JwtTokens(config.jwtSecret).sign({ userId: options.user, role: options.admin ? 'admin' : 'user' }, options.ttl);
+    say(token);
+  });
+program
+  .command('simulate')
+  .description('run a flash sale against a running service and report what happened')
+  .option('--url <url>', 'the running service')
+  .option('--buyers <n>', 'number of distinct buyers', positiveInt, 1000)
+  .option('--stock <n>', 'units on sale', positiveInt, 100)
+  .option('--per-user-limit <n>', 'units one buyer may hold', positiveInt, 1)
+  .option('--clicks <n>', 'requests each buyer sends', positiveInt, 2)
+  .option('--connections <n>', 'concurrent connections', positiveInt, 64)
+  .option('--json', 'print the report as JSON')
+  .action(async (options: { url?: string; buyers: number; stock: number; perUserLimit: number; clicks: number; connections: number; json?: boolean }) => {
+    const config = loadConfig();
+    const report = await runSimulation({ ...options, url: options.url ?? config.serviceUrl, secret: config.jwtSecret });
+    process.exitCode = report.oversold === 0 ? 0 : 1;
+  });
+
+program.parseAsync(process.argv).catch((error: unknown) => {
+  process.stderr.write(`seckill: ${error instanceof Error ? error.message : String(error)}\n`);
+  process.exit(2);
+});

@@ -1,0 +1,59 @@
+import { Counter, collectDefaultMetrics, Histogram, Registry } from 'prom-client';
+import type { CounterName, Metrics } from '../application/index.js';
+
+const HELP: Record<CounterName, string> = {
+  order_answers: 'Answers to order placements, by code',
+  gate_restore_failures: 'Gate restores that failed after a failed reservation transaction',
+  orders_committed: 'Orders whose stock MySQL committed',
+  orders_released: 'Reservations released, by reason',
+  outbox_published: 'Outbox rows published, by topic',
+  outbox_publish_failures: 'Outbox publishes that failed, by topic',
+  outbox_dead: 'Outbox rows given up on after the last attempt',
+  reconciliation_fixes: 'Gate corrections made by reconciliation, by product',
+};
+
+const LABELS: Record<CounterName, string[]> = {
+  order_answers: ['code'],
+  gate_restore_failures: [],
+  orders_committed: [],
+  orders_released: ['reason'],
+  outbox_published: ['topic'],
+  outbox_publish_failures: ['topic'],
+  outbox_dead: ['topic'],
+  reconciliation_fixes: ['product'],
+};
+
+/** Prometheus metrics: the application's counters plus HTTP traffic, on one registry per service. */
+export class PrometheusMetrics implements Metrics {
+  readonly registry = new Registry();
+  private readonly counters = new Map<CounterName, Counter>();
+  readonly httpRequests: Counter<'method' | 'route' | 'code'>;
+  readonly httpDuration: Histogram<'method' | 'route'>;
+
+  constructor() {
+    collectDefaultMetrics({ register: this.registry, prefix: 'seckill_' });
+    for (const name of Object.keys(HELP) as CounterName[]) {
+      this.counters.set(
+        name,
+        new Counter({ name: `seckill_${name}_total`, help: HELP[name], labelNames: LABELS[name], registers: [this.registry] }),
+      );
+    }
+    this.httpRequests = new Counter({
+      name: 'seckill_http_requests_total',
+      help: 'HTTP requests, by route and answer code',
+      labelNames: ['method', 'route', 'code'],
+      registers: [this.registry],
+    });
+    this.httpDuration = new Histogram({
+      name: 'seckill_http_request_duration_seconds',
+      help: 'HTTP request latency',
+      labelNames: ['method', 'route'],
+      buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+      registers: [this.registry],
+    });
+  }
+
+  count(name: CounterName, labels: Readonly<Record<string, string>> = {}, by = 1): void {
+    if (by > 0) this.counters.get(name)?.inc(labels, by);
+  }
+}

@@ -1,0 +1,157 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Container, ServiceIdentifier } from 'inversify';
+import {
+  ConsumerGroups,
+  HEALTH_CHECKS,
+  ID_GENERATOR,
+  type CommitReservations,
+  type CompensateReservation,
+  type HealthCheck,
+  type IdGenerator,
+  type ManageProducts,
+  type MessageSubscriber,
+  MESSAGE_SUBSCRIBER,
+  type OutboxDispatcher,
+  type ReconcileStock,
+  type RelayOutbox,
+  type ReleaseOrder,
+  SCHEDULER,
+  type Scheduler,
+  Topics,
+} from '../application/index.js';
+import { createHttpApp, type HttpObserver } from '../adapters/http/app.js';
+import type { JwtTokens } from '../adapters/http/tokens.js';
+import type { MemoryMessageBus } from '../adapters/memory/memory-message-bus.js';
+import type { Config } from './config.js';
+import { buildContainer, type ContainerOverrides, TYPES } from './container.js';
+import type { AppLogger } from './logger.js';
+import type { PrometheusMetrics } from './metrics.js';
+
+export type Roles = Readonly<{ http: boolean; worker: boolean }>;
+
+const observerFor = (metrics: PrometheusMetrics): HttpObserver => ({
+  request: (method, route, status, seconds) => {
+    metrics.httpRequests.inc({ method, route, code: String(status) });
+    metrics.httpDuration.observe({ method, route }, seconds);
+  },
+  orderAnswer: (code) => metrics.count('order_answers', { code }),
+  render: async () => ({ contentType: metrics.registry.contentType, body: await metrics.registry.metrics() }),
+});
+
+/** One running service: the HTTP API, the worker (consumers and scheduled jobs), or both. */
+export class SeckillService {
+  private server: Server | null = null;
+  private subscriber: MessageSubscriber | null = null;
+  private scheduler: Scheduler | null = null;
+
+  private constructor(
+    readonly config: Config,
+    readonly container: Container,
+    private readonly logger: AppLogger,
+  ) {}
+
+  static async start(
+    config: Config,
+    roles: Roles,
+    logger: AppLogger,
+    overrides: ContainerOverrides = {},
+  ): Promise<SeckillService> {
+    const service = new SeckillService(config, buildContainer(config, logger, overrides), logger);
+    if (roles.worker) await service.startWorker();
+    if (roles.http) await service.startHttp();
+    return service;
+  }
+
+  get<T>(id: ServiceIdentifier<T>): T {
+    return this.container.get<T>(id);
+  }
+
+  /** The base URL the HTTP API listens on. */
+  get url(): string {
+    const address = this.server?.address() as AddressInfo | null | undefined;
+    if (!address) throw new Error('the HTTP API is not running');
+    return `http://127.0.0.1:${address.port}`;
+  }
+
+  /**
+   * Memory profile: resolves once every accepted reservation has been decided and every release given back
+   * to the gate, i.e. when no publish is in flight and every consumer group has caught up.
+   */
+  async drained(): Promise<void> {
+    const bus = this.get<MemoryMessageBus>(TYPES.MemoryBus);
+    const dispatcher = this.get<OutboxDispatcher>(TYPES.Dispatcher);
+    do {
+      await dispatcher.settle();
+      await bus.whenIdle();
+    } while (dispatcher.busy);
+  }
+
+  async listDemoProduct(): Promise<number> {
+    const products = this.get<ManageProducts>(TYPES.ManageProducts);
+    const product = await products.list(
+      { name: 'Demo flash-sale item', stock: 100, perUserLimit: 2, maxPerOrder: 1, saleStartsAt: null, saleEndsAt: null },
+      'demo',
+    );
+    return product.productId;
+  }
+
+  async close(): Promise<void> {
+    await this.scheduler?.stop();
+    if (this.server) {
+      const server = this.server;
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      });
+      this.server = null;
+    }
+    await this.get<OutboxDispatcher>(TYPES.Dispatcher).settle();
+    await this.subscriber?.stop();
+  }
+
+  private async startHttp(): Promise<void> {
+    const app = createHttpApp({
+      placeOrder: this.get(TYPES.PlaceOrder),
+      payOrder: this.get(TYPES.PayOrder),
+      releaseOrder: this.get(TYPES.ReleaseOrder),
+      manageProducts: this.get(TYPES.ManageProducts),
+      reconcile: this.get(TYPES.ReconcileStock),
+      audit: this.get(TYPES.AuditHistory),
+      queries: this.get(TYPES.Queries),
+      tokens: this.get<JwtTokens>(TYPES.Tokens),
+      health: this.get<HealthCheck[]>(HEALTH_CHECKS),
+      observer: observerFor(this.get<PrometheusMetrics>(TYPES.PrometheusMetrics)),
+      logger: this.logger,
+      ids: this.get<IdGenerator>(ID_GENERATOR),
+    });
+    const server = createServer(app);
+    server.keepAliveTimeout = 65_000;
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(this.config.port, this.config.host, () => resolve());
+    });
+    this.server = server;
+  }
+
+  private async startWorker(): Promise<void> {
+    const subscriber = this.get<MessageSubscriber>(MESSAGE_SUBSCRIBER);
+    const commit = this.get<CommitReservations>(TYPES.CommitReservations);
+    const compensate = this.get<CompensateReservation>(TYPES.CompensateReservation);
+    await subscriber.subscribe({ topic: Topics.ORDERS_RESERVED, groupId: ConsumerGroups.COMMIT }, (m) => commit.handle(m));
+    await subscriber.subscribe({ topic: Topics.STOCK_COMPENSATION, groupId: ConsumerGroups.COMPENSATION }, (m) =>
+      compensate.handle(m),
+    );
+    this.subscriber = subscriber;
+
+    const scheduler = this.get<Scheduler>(SCHEDULER);
+    const relay = this.get<RelayOutbox>(TYPES.RelayOutbox);
+    const release = this.get<ReleaseOrder>(TYPES.ReleaseOrder);
+    const reconcile = this.get<ReconcileStock>(TYPES.ReconcileStock);
+    scheduler.schedule('outbox-relay', { everyMs: this.config.outbox.relayEveryMs }, () => relay.run());
+    scheduler.schedule('payment-timeout', { everyMs: this.config.paymentScanMs }, () => release.releaseExpired());
+    scheduler.schedule('reconciliation', { cron: this.config.reconcileCron }, () => reconcile.run());
+    await scheduler.start();
+    this.scheduler = scheduler;
+  }
+}
