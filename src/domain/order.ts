@@ -49,6 +49,7 @@ export type OrderCommand = ReserveOrder | CommitStock | ReleaseReservation | Pay
 export const evolve = (state: OrderState, event: OrderEvent): OrderState => {
   switch (event.type) {
     case 'OrderReserved':
+      if (state.status !== 'NONE') return state;
       return { status: 'RESERVED', ...event.data };
     case 'StockCommitted':
       if (state.status !== 'RESERVED') return state;

@@ -66,7 +66,16 @@ const validateTerms = (cmd: ListProduct): void => {
     throw new InvalidProductTerms('perUserLimit', 'perUserLimit must be a whole number ≥ 1');
   if (!isWholeAtLeast(cmd.maxPerOrder, 1) || cmd.maxPerOrder > cmd.perUserLimit)
     throw new InvalidProductTerms('maxPerOrder', 'maxPerOrder must be between 1 and perUserLimit');
-  if (cmd.saleStartsAt !== null && cmd.saleEndsAt !== null && cmd.saleStartsAt >= cmd.saleEndsAt)
+  for (const field of ['saleStartsAt', 'saleEndsAt'] as const) {
+    const value = cmd[field];
+    if (value !== null && Number.isNaN(Date.parse(value)))
+      throw new InvalidProductTerms(field, `${field} must be an ISO-8601 instant`);
+  }
+  if (
+    cmd.saleStartsAt !== null &&
+    cmd.saleEndsAt !== null &&
+    Date.parse(cmd.saleStartsAt) >= Date.parse(cmd.saleEndsAt)
+  )
     throw new InvalidProductTerms('saleEndsAt', 'saleEndsAt must be after saleStartsAt');
 };
 

@@ -6,9 +6,10 @@ export type PurchaseRejection =
 
 /** The sale window is half-open: [saleStartsAt, saleEndsAt). Absent bounds leave it open. */
 export const saleWindowRejection = (terms: ProductTerms, now: string): PurchaseRejection | null => {
-  if (terms.saleStartsAt !== null && now < terms.saleStartsAt)
+  const at = Date.parse(now);
+  if (terms.saleStartsAt !== null && at < Date.parse(terms.saleStartsAt))
     return { code: 'SALE_NOT_ACTIVE', detail: `the sale starts at ${terms.saleStartsAt}` };
-  if (terms.saleEndsAt !== null && now >= terms.saleEndsAt)
+  if (terms.saleEndsAt !== null && at >= Date.parse(terms.saleEndsAt))
     return { code: 'SALE_NOT_ACTIVE', detail: `the sale ended at ${terms.saleEndsAt}` };
   return null;
 };
