@@ -92,7 +92,9 @@ export const loadConfig = (env: NodeJS.ProcessEnv = process.env): Config => {
     serviceUrl: e.SECKILL_URL ?? `http://127.0.0.1:${e.PORT}`,
     redisUrl: e.SECKILL_REDIS_URL,
     mysqlUrl: e.SECKILL_MYSQL_URL,
-    kafkaBrokers: e.SECKILL_KAFKA_BROKERS.split(',').map((b) => b.trim()).filter(Boolean),
+    kafkaBrokers: e.SECKILL_KAFKA_BROKERS.split(',')
+      .map((b) => b.trim())
+      .filter(Boolean),
     jwtSecret: e.SECKILL_JWT_SECRET ?? DEVELOPMENT_SECRET,
     usingDevelopmentSecret: !e.SECKILL_JWT_SECRET,
     logLevel: e.SECKILL_LOG_LEVEL,

@@ -75,7 +75,11 @@ export const TYPES = {
 
 export type ContainerOverrides = Readonly<{ clock?: Clock }>;
 
-const singleton = <T>(container: Container, id: ServiceIdentifier<T>, build: (get: <U>(id: ServiceIdentifier<U>) => U) => T) =>
+const singleton = <T>(
+  container: Container,
+  id: ServiceIdentifier<T>,
+  build: (get: <U>(id: ServiceIdentifier<U>) => U) => T,
+) =>
   container
     .bind<T>(id)
     .toDynamicValue((ctx) => build((dep) => ctx.get(dep)))
@@ -85,7 +89,11 @@ const singleton = <T>(container: Container, id: ServiceIdentifier<T>, build: (ge
 const bindMemoryProfile = (container: Container, config: Config): void => {
   singleton(container, TYPES.MemoryDatabase, () => new MemoryDatabase());
   const clockNow = (get: <U>(id: ServiceIdentifier<U>) => U) => () => get<Clock>(CLOCK).now();
-  singleton(container, EVENT_STORE, (get) => new MemoryEventStore(get(TYPES.MemoryDatabase), null, clockNow(get)));
+  singleton(
+    container,
+    EVENT_STORE,
+    (get) => new MemoryEventStore(get(TYPES.MemoryDatabase), null, clockNow(get)),
+  );
   singleton(container, INVENTORY, (get) => new MemoryInventory(get(TYPES.MemoryDatabase)));
   singleton(container, ORDER_READ_MODEL, (get) => new MemoryOrderReadModel(get(TYPES.MemoryDatabase)));
   singleton(container, OUTBOX, (get) => new MemoryOutbox(get(TYPES.MemoryDatabase)));
@@ -96,9 +104,17 @@ const bindMemoryProfile = (container: Container, config: Config): void => {
   singleton(
     container,
     RATE_LIMITER,
-    () => new MemoryRateLimiter({ points: config.rateLimit.points, durationSeconds: config.rateLimit.windowSeconds }),
+    () =>
+      new MemoryRateLimiter({
+        points: config.rateLimit.points,
+        durationSeconds: config.rateLimit.windowSeconds,
+      }),
   );
-  singleton(container, TYPES.MemoryBus, (get) => new MemoryMessageBus(get(LOGGER), { batchSize: config.consumerBatchSize, retryDelayMs: 50 }));
+  singleton(
+    container,
+    TYPES.MemoryBus,
+    (get) => new MemoryMessageBus(get(LOGGER), { batchSize: config.consumerBatchSize, retryDelayMs: 50 }),
+  );
   container.bind(MESSAGE_PUBLISHER).toService(TYPES.MemoryBus);
   container.bind(MESSAGE_SUBSCRIBER).toService(TYPES.MemoryBus);
   singleton(container, SCHEDULER, (get) => new MemoryScheduler(get(LOGGER)));
@@ -106,8 +122,16 @@ const bindMemoryProfile = (container: Container, config: Config): void => {
 };
 
 const bindUseCases = (container: Container, config: Config): void => {
-  singleton(container, TYPES.Catalog, (get) => new ProductCatalog(get(INVENTORY), get(CLOCK), config.productCacheMs));
-  singleton(container, TYPES.Dispatcher, (get) => new OutboxDispatcher(get(OUTBOX), get(MESSAGE_PUBLISHER), get(CLOCK), get(LOGGER), get(METRICS)));
+  singleton(
+    container,
+    TYPES.Catalog,
+    (get) => new ProductCatalog(get(INVENTORY), get(CLOCK), config.productCacheMs),
+  );
+  singleton(
+    container,
+    TYPES.Dispatcher,
+    (get) => new OutboxDispatcher(get(OUTBOX), get(MESSAGE_PUBLISHER), get(CLOCK), get(LOGGER), get(METRICS)),
+  );
   singleton(
     container,
     TYPES.PlaceOrder,
@@ -143,13 +167,21 @@ const bindUseCases = (container: Container, config: Config): void => {
   singleton(
     container,
     TYPES.CompensateReservation,
-    (get) => new CompensateReservation(get(STOCK_GATE), get(SOLD_OUT_FLAGS), get(OUTBOX), get(CLOCK), get(LOGGER)),
+    (get) =>
+      new CompensateReservation(get(STOCK_GATE), get(SOLD_OUT_FLAGS), get(OUTBOX), get(CLOCK), get(LOGGER)),
   );
   singleton(
     container,
     TYPES.ReleaseOrder,
     (get) =>
-      new ReleaseOrder(get(UNIT_OF_WORK), get(ORDER_READ_MODEL), get(TYPES.Dispatcher), get(CLOCK), get(LOGGER), config.paymentTimeoutMs),
+      new ReleaseOrder(
+        get(UNIT_OF_WORK),
+        get(ORDER_READ_MODEL),
+        get(TYPES.Dispatcher),
+        get(CLOCK),
+        get(LOGGER),
+        config.paymentTimeoutMs,
+      ),
   );
   singleton(container, TYPES.PayOrder, (get) => new PayOrder(get(UNIT_OF_WORK), get(CLOCK)));
   singleton(
@@ -207,11 +239,19 @@ const bindUseCases = (container: Container, config: Config): void => {
         logger: get(LOGGER),
       }),
   );
-  singleton(container, TYPES.Queries, (get) => new Queries(get(INVENTORY), get(ORDER_READ_MODEL), get(STOCK_GATE)));
+  singleton(
+    container,
+    TYPES.Queries,
+    (get) => new Queries(get(INVENTORY), get(ORDER_READ_MODEL), get(STOCK_GATE)),
+  );
 };
 
 /** The one place that knows inversify: it picks the profile's adapters and wires the use cases to them. */
-export const buildContainer = (config: Config, logger: AppLogger, overrides: ContainerOverrides = {}): Container => {
+export const buildContainer = (
+  config: Config,
+  logger: AppLogger,
+  overrides: ContainerOverrides = {},
+): Container => {
   const container = new Container();
   container.bind(TYPES.Config).toConstantValue(config);
   container.bind(LOGGER).toConstantValue(logger);

@@ -23,7 +23,10 @@ const run = async (roles: Roles, command: string): Promise<void> => {
     );
   let effective = roles;
   if (config.profile === 'memory' && command === 'serve') {
-    logger.warn({}, 'memory profile: nothing is shared between processes, so serve runs the pipeline in this process too');
+    logger.warn(
+      {},
+      'memory profile: nothing is shared between processes, so serve runs the pipeline in this process too',
+    );
     effective = { http: true, worker: true };
   }
   if (config.profile === 'memory' && command === 'worker')
@@ -51,7 +54,8 @@ const banner = (config: Config, url: string, productId: number) => {
   say('');
   say(`seckill is serving ${url} on the ${config.profile} profile.`);
   say(`A demo product is listed: id ${productId}, stock 100, at most 2 per buyer, 1 per order.`);
-  if (config.usingDevelopmentSecret) say('WARNING: tokens are signed with the fixed development secret (SECKILL_JWT_SECRET unset).');
+  if (config.usingDevelopmentSecret)
+    say('WARNING: tokens are signed with the fixed development secret (SECKILL_JWT_SECRET unset).');
   say('Get a token and buy:');
   say('  TOKEN=$(npx seckill token --user 7)');
   say(`  curl -s -X POST ${url}/api/v1/seckill/orders -H "Authorization: Bearer $TOKEN" \\`);
@@ -66,13 +70,19 @@ const audit = async (options: { json?: boolean; url?: string }): Promise<number>
   // The memory profile keeps its event store inside the serving process: ask it over HTTP.
   const url = options.url ?? config.serviceUrl;
   const token = await new JwtTokens(config.jwtSecret).sign({ userId: 'seckill-cli', role: 'admin' }, 300);
-  const response = await fetch(`${url}/api/v1/admin/audit`, { headers: { authorization: `Bearer ${token}` } }).catch(
-    (error: unknown) => {
-      throw new ConfigError(`no seckill service answers at ${url} (${String(error)}); start it with npm start`);
-    },
-  );
-  if (!response.ok) throw new ConfigError(`the audit endpoint answered ${response.status}: ${await response.text()}`);
-  const report = (await response.json()) as { ok: boolean; eventsReplayed: number; violations: Array<{ kind: string; detail: string }>; products: unknown[] };
+  const response = await fetch(`${url}/api/v1/admin/audit`, {
+    headers: { authorization: `Bearer ${token}` },
+  }).catch((error: unknown) => {
+    throw new ConfigError(`no seckill service answers at ${url} (${String(error)}); start it with npm start`);
+  });
+  if (!response.ok)
+    throw new ConfigError(`the audit endpoint answered ${response.status}: ${await response.text()}`);
+  const report = (await response.json()) as {
+    ok: boolean;
+    eventsReplayed: number;
+    violations: Array<{ kind: string; detail: string }>;
+    products: unknown[];
+  };
   if (options.json) say(JSON.stringify(report, null, 2));
   else {
     say(`audit of ${url}: ${report.eventsReplayed} events replayed, ${report.products.length} products`);
@@ -84,15 +94,25 @@ const audit = async (options: { json?: boolean; url?: string }): Promise<number>
 
 const program = new Command('seckill').description('Flash-sale order service').showHelpAfterError();
 
-program.command('serve').description('run the HTTP API').action(() => run({ http: true, worker: false }, 'serve'));
-program.command('worker').description('run the consumers and scheduled jobs').action(() => run({ http: false, worker: true }, 'worker'));
-program.command('all').description('run the API and the worker in one process').action(() => run({ http: true, worker: true }, 'all'));
+program
+  .command('serve')
+  .description('run the HTTP API')
+  .action(() => run({ http: true, worker: false }, 'serve'));
+program
+  .command('worker')
+  .description('run the consumers and scheduled jobs')
+  .action(() => run({ http: false, worker: true }, 'worker'));
+program
+  .command('all')
+  .description('run the API and the worker in one process')
+  .action(() => run({ http: true, worker: true }, 'all'));
 program
   .command('migrate')
   .description('apply the database migrations')
   .action(() => {
     const config = loadConfig();
-    if (config.profile === 'memory') say('memory profile: nothing to migrate (its tables live in the serving process)');
+    if (config.profile === 'memory')
+      say('memory profile: nothing to migrate (its tables live in the serving process)');
     else throw new ConfigError('the real profile is not part of this build yet');
   });
 program
@@ -111,7 +131,10 @@ program
   .option('--ttl <seconds>', 'lifetime in seconds', positiveInt, 3600)
   .action(async (options: { user: string; admin?: boolean; ttl: number }) => {
     const config = loadConfig();
-    const token = await new JwtTokens(config.jwtSecret).sign({ userId: options.user, role: options.admin ? 'admin' : 'user' }, options.ttl);
+    const token = await new JwtTokens(config.jwtSecret).sign(
+      { userId: options.user, role: options.admin ? 'admin' : 'user' },
+      options.ttl,
+    );
     say(token);
   });
 program
@@ -124,11 +147,25 @@ program
   .option('--clicks <n>', 'requests each buyer sends', positiveInt, 2)
   .option('--connections <n>', 'concurrent connections', positiveInt, 64)
   .option('--json', 'print the report as JSON')
-  .action(async (options: { url?: string; buyers: number; stock: number; perUserLimit: number; clicks: number; connections: number; json?: boolean }) => {
-    const config = loadConfig();
-    const report = await runSimulation({ ...options, url: options.url ?? config.serviceUrl, secret: config.jwtSecret });
-    process.exitCode = report.oversold === 0 ? 0 : 1;
-  });
+  .action(
+    async (options: {
+      url?: string;
+      buyers: number;
+      stock: number;
+      perUserLimit: number;
+      clicks: number;
+      connections: number;
+      json?: boolean;
+    }) => {
+      const config = loadConfig();
+      const report = await runSimulation({
+        ...options,
+        url: options.url ?? config.serviceUrl,
+        secret: config.jwtSecret,
+      });
+      process.exitCode = report.oversold === 0 ? 0 : 1;
+    },
+  );
 
 program.parseAsync(process.argv).catch((error: unknown) => {
   process.stderr.write(`seckill: ${error instanceof Error ? error.message : String(error)}\n`);

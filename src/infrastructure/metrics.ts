@@ -35,7 +35,12 @@ export class PrometheusMetrics implements Metrics {
     for (const name of Object.keys(HELP) as CounterName[]) {
       this.counters.set(
         name,
-        new Counter({ name: `seckill_${name}_total`, help: HELP[name], labelNames: LABELS[name], registers: [this.registry] }),
+        new Counter({
+          name: `seckill_${name}_total`,
+          help: HELP[name],
+          labelNames: LABELS[name],
+          registers: [this.registry],
+        }),
       );
     }
     this.httpRequests = new Counter({

@@ -90,7 +90,14 @@ export class SeckillService {
   async listDemoProduct(): Promise<number> {
     const products = this.get<ManageProducts>(TYPES.ManageProducts);
     const product = await products.list(
-      { name: 'Demo flash-sale item', stock: 100, perUserLimit: 2, maxPerOrder: 1, saleStartsAt: null, saleEndsAt: null },
+      {
+        name: 'Demo flash-sale item',
+        stock: 100,
+        perUserLimit: 2,
+        maxPerOrder: 1,
+        saleStartsAt: null,
+        saleEndsAt: null,
+      },
       'demo',
     );
     return product.productId;
@@ -138,9 +145,12 @@ export class SeckillService {
     const subscriber = this.get<MessageSubscriber>(MESSAGE_SUBSCRIBER);
     const commit = this.get<CommitReservations>(TYPES.CommitReservations);
     const compensate = this.get<CompensateReservation>(TYPES.CompensateReservation);
-    await subscriber.subscribe({ topic: Topics.ORDERS_RESERVED, groupId: ConsumerGroups.COMMIT }, (m) => commit.handle(m));
-    await subscriber.subscribe({ topic: Topics.STOCK_COMPENSATION, groupId: ConsumerGroups.COMPENSATION }, (m) =>
-      compensate.handle(m),
+    await subscriber.subscribe({ topic: Topics.ORDERS_RESERVED, groupId: ConsumerGroups.COMMIT }, (m) =>
+      commit.handle(m),
+    );
+    await subscriber.subscribe(
+      { topic: Topics.STOCK_COMPENSATION, groupId: ConsumerGroups.COMPENSATION },
+      (m) => compensate.handle(m),
     );
     this.subscriber = subscriber;
 
@@ -149,7 +159,9 @@ export class SeckillService {
     const release = this.get<ReleaseOrder>(TYPES.ReleaseOrder);
     const reconcile = this.get<ReconcileStock>(TYPES.ReconcileStock);
     scheduler.schedule('outbox-relay', { everyMs: this.config.outbox.relayEveryMs }, () => relay.run());
-    scheduler.schedule('payment-timeout', { everyMs: this.config.paymentScanMs }, () => release.releaseExpired());
+    scheduler.schedule('payment-timeout', { everyMs: this.config.paymentScanMs }, () =>
+      release.releaseExpired(),
+    );
     scheduler.schedule('reconciliation', { cron: this.config.reconcileCron }, () => reconcile.run());
     await scheduler.start();
     this.scheduler = scheduler;

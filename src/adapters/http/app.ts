@@ -100,9 +100,15 @@ const orderBody = (o: OrderView) => ({
 const toProblem = (error: unknown): HttpProblem | null => {
   if (error instanceof HttpProblem) return error;
   if (error instanceof InfrastructureUnavailable)
-    return new HttpProblem(503, 'UNAVAILABLE', 'the service cannot take this request right now; retry shortly', [], {
-      'Retry-After': '1',
-    });
+    return new HttpProblem(
+      503,
+      'UNAVAILABLE',
+      'the service cannot take this request right now; retry shortly',
+      [],
+      {
+        'Retry-After': '1',
+      },
+    );
   if (error instanceof VersionConflict)
     return new HttpProblem(409, 'CONCURRENT_UPDATE', 'the resource changed while this request ran; retry');
   if (error instanceof DomainError) return domainProblem(error);
@@ -113,10 +119,17 @@ const domainProblem = (error: DomainError): HttpProblem => {
   if (error instanceof OrderNotFound) return new HttpProblem(404, 'ORDER_NOT_FOUND', error.message);
   if (error instanceof ProductNotListed) return new HttpProblem(404, 'PRODUCT_NOT_FOUND', error.message);
   if (error instanceof InvalidProductTerms)
-    return new HttpProblem(400, 'VALIDATION_FAILED', error.message, [{ field: `body.${error.field}`, message: error.message }]);
+    return new HttpProblem(400, 'VALIDATION_FAILED', error.message, [
+      { field: `body.${error.field}`, message: error.message },
+    ]);
   if (error instanceof ProductAlreadyListed) return new HttpProblem(409, error.code, error.message);
   if (error instanceof IllegalOrderTransition) {
-    const code = error.command === 'PayOrder' ? 'ORDER_NOT_COMMITTED' : error.status === 'PAID' ? 'ORDER_ALREADY_PAID' : 'ORDER_STATE_CONFLICT';
+    const code =
+      error.command === 'PayOrder'
+        ? 'ORDER_NOT_COMMITTED'
+        : error.status === 'PAID'
+          ? 'ORDER_ALREADY_PAID'
+          : 'ORDER_STATE_CONFLICT';
     return new HttpProblem(409, code, error.message);
   }
   return new HttpProblem(409, error.code, error.message);
@@ -166,7 +179,8 @@ export const createHttpApp = (deps: HttpDependencies): express.Express => {
     async (req, res, next) => {
       try {
         const principal = await deps.tokens.verify(req.get('authorization'));
-        if (role && principal.role !== role) throw new HttpProblem(403, 'FORBIDDEN', 'this needs an admin token');
+        if (role && principal.role !== role)
+          throw new HttpProblem(403, 'FORBIDDEN', 'this needs an admin token');
         locals(res).principal = principal;
         next();
       } catch (error) {
@@ -212,7 +226,10 @@ export const createHttpApp = (deps: HttpDependencies): express.Express => {
     });
     if (result.ok) {
       deps.observer.orderAnswer('RESERVED');
-      res.status(202).location(`/api/v1/orders/${result.orderId}`).json({ orderId: result.orderId, status: result.status });
+      res
+        .status(202)
+        .location(`/api/v1/orders/${result.orderId}`)
+        .json({ orderId: result.orderId, status: result.status });
       return;
     }
     deps.observer.orderAnswer(result.code);
@@ -226,12 +243,16 @@ export const createHttpApp = (deps: HttpDependencies): express.Express => {
 
   api.post('/orders/:orderId/payment', authenticate(), async (req, res) => {
     const orderId = parse(OrderIdParam, req.params['orderId'], 'orderId');
-    res.json(orderBody(await deps.payOrder.execute(principalOf(res).userId, orderId, locals(res).correlationId)));
+    res.json(
+      orderBody(await deps.payOrder.execute(principalOf(res).userId, orderId, locals(res).correlationId)),
+    );
   });
 
   api.post('/orders/:orderId/cancel', authenticate(), async (req, res) => {
     const orderId = parse(OrderIdParam, req.params['orderId'], 'orderId');
-    res.json(orderBody(await deps.releaseOrder.cancel(principalOf(res).userId, orderId, locals(res).correlationId)));
+    res.json(
+      orderBody(await deps.releaseOrder.cancel(principalOf(res).userId, orderId, locals(res).correlationId)),
+    );
   });
 
   api.get('/products/:productId', async (req, res) => {
@@ -272,8 +293,15 @@ export const createHttpApp = (deps: HttpDependencies): express.Express => {
       sendProblem(res, problem, req.originalUrl.slice(0, 200));
       return;
     }
-    deps.logger.error({ path: req.path, err: error instanceof Error ? error.stack : String(error) }, 'unexpected error');
-    sendProblem(res, new HttpProblem(500, 'INTERNAL', 'something went wrong on our side'), req.originalUrl.slice(0, 200));
+    deps.logger.error(
+      { path: req.path, err: error instanceof Error ? error.stack : String(error) },
+      'unexpected error',
+    );
+    sendProblem(
+      res,
+      new HttpProblem(500, 'INTERNAL', 'something went wrong on our side'),
+      req.originalUrl.slice(0, 200),
+    );
   });
 
   return app;

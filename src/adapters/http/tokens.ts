@@ -28,10 +28,15 @@ export class JwtTokens {
     const match = /^Bearer ([A-Za-z0-9_\-.]+)$/.exec(authorization);
     if (!match?.[1]) throw unauthorized('INVALID_TOKEN', 'the Authorization header must be "Bearer <token>"');
     try {
-      const { payload } = await jwtVerify(match[1], this.key, { algorithms: ['HS256'], requiredClaims: ['sub', 'exp'] });
+      const { payload } = await jwtVerify(match[1], this.key, {
+        algorithms: ['HS256'],
+        requiredClaims: ['sub', 'exp'],
+      });
       const role = payload['role'];
-      if (!payload.sub || !USER_ID.test(payload.sub)) throw unauthorized('INVALID_TOKEN', 'the token has no valid subject');
-      if (role !== 'user' && role !== 'admin') throw unauthorized('INVALID_TOKEN', 'the token role must be user or admin');
+      if (!payload.sub || !USER_ID.test(payload.sub))
+        throw unauthorized('INVALID_TOKEN', 'the token has no valid subject');
+      if (role !== 'user' && role !== 'admin')
+        throw unauthorized('INVALID_TOKEN', 'the token role must be user or admin');
       return { userId: payload.sub, role };
     } catch (error) {
       if (error instanceof HttpProblem) throw error;

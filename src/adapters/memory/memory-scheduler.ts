@@ -1,7 +1,13 @@
 import { CronExpressionParser } from 'cron-parser';
 import type { Logger, Schedule, Scheduler } from '../../application/index.js';
 
-type Job = { name: string; when: Schedule; run: () => Promise<unknown>; timer: NodeJS.Timeout | null; running: boolean };
+type Job = {
+  name: string;
+  when: Schedule;
+  run: () => Promise<unknown>;
+  timer: NodeJS.Timeout | null;
+  running: boolean;
+};
 
 /** Timers in one process: enough for the memory profile, where there is only one worker. */
 export class MemoryScheduler implements Scheduler {
