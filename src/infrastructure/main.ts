@@ -163,7 +163,8 @@ program
         url: options.url ?? config.serviceUrl,
         secret: config.jwtSecret,
       });
-      process.exitCode = report.oversold === 0 ? 0 : 1;
+      // 1 when anything was oversold, a buyer holds more than the limit, the audit failed or orders stayed undecided
+      process.exitCode = report.ok ? 0 : 1;
     },
   );
 
