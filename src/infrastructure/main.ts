@@ -163,7 +163,7 @@ program
         url: options.url ?? config.serviceUrl,
         secret: config.jwtSecret,
       });
-      // 1 when anything was oversold, a buyer holds more than the limit, the audit failed or orders stayed undecided
+      // 1 on oversell, a buyer over the limit, a failed audit, undecided orders or unanswered requests
       process.exitCode = report.ok ? 0 : 1;
     },
   );

@@ -429,6 +429,9 @@ const failuresOf = (r: Omit<SimulationReport, 'failures' | 'ok'>): string[] => {
   if (r.buyersOverLimit > 0) failures.push(`${r.buyersOverLimit} buyer(s) hold more than ${r.perUserLimit}`);
   if (!r.audit.ok) failures.push(`the audit found ${r.audit.violations} violation(s)`);
   if (r.orders.undecided > 0) failures.push(`${r.orders.undecided} accepted order(s) still undecided`);
+  // an unanswered request may still have reserved stock that this count never sees (the audit does)
+  if (r.requests.unanswered > 0)
+    failures.push(`${r.requests.unanswered} request(s) got no answer, so the sold count may be incomplete`);
   return failures;
 };
 

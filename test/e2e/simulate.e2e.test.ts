@@ -1,0 +1,69 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { loadConfig } from '../../src/infrastructure/config.js';
+import { createLogger } from '../../src/infrastructure/logger.js';
+import { SeckillService } from '../../src/infrastructure/service.js';
+import { runSimulation } from '../../src/infrastructure/simulate.js';
+
+const BUYERS = 500;
+const STOCK = 50;
+const PER_USER_LIMIT = 1;
+
+describe('seckill simulate against the memory profile', () => {
+  let service: SeckillService;
+
+  beforeAll(async () => {
+    const config = loadConfig({
+      SECKILL_PROFILE: 'memory',
+      PORT: '0',
+      SECKILL_LOG_LEVEL: 'silent',
+      SECKILL_DEMO_PRODUCT: 'false',
+      SECKILL_RATE_LIMIT_POINTS: '1000',
+    });
+    service = await SeckillService.start(config, { http: true, worker: true }, createLogger('silent'));
+  });
+
+  afterAll(async () => {
+    await service.close();
+  });
+
+  it('floods a fresh product with repeat clicks and sells exactly the stock, nobody over the limit', async () => {
+    const report = await runSimulation({
+      url: service.url,
+      secret: service.config.jwtSecret,
+      buyers: BUYERS,
+      stock: STOCK,
+      perUserLimit: PER_USER_LIMIT,
+      clicks: 2,
+      connections: 32,
+      quiet: true,
+    });
+
+    expect(report.requests.planned).toBe(BUYERS * 2);
+    expect(report.requests.answered).toBe(BUYERS * 2);
+    expect(report.accepted).toBeGreaterThanOrEqual(STOCK);
+    expect(report.sold).toBe(STOCK);
+    expect(report.oversold).toBe(0);
+    expect(report.orders.undecided).toBe(0);
+    expect(report.stockLeft).toBe(0);
+    expect(report.maxUnitsPerBuyer).toBeLessThanOrEqual(PER_USER_LIMIT);
+    expect(report.buyersOverLimit).toBe(0);
+    expect(report.audit).toMatchObject({ ok: true, violations: 0 });
+    expect(report.requests.latencyMs.p99).toBeGreaterThanOrEqual(report.requests.latencyMs.p50);
+    expect(report.ok).toBe(true);
+  });
+
+  it('says clearly when no service answers', async () => {
+    await expect(
+      runSimulation({
+        url: 'http://127.0.0.1:1',
+        secret: service.config.jwtSecret,
+        buyers: 1,
+        stock: 1,
+        perUserLimit: 1,
+        clicks: 1,
+        connections: 1,
+        quiet: true,
+      }),
+    ).rejects.toThrow(/no seckill service answers at http:\/\/127\.0\.0\.1:1/);
+  });
+});
