@@ -92,7 +92,7 @@ const bindMemoryProfile = (container: Container, config: Config): void => {
   singleton(
     container,
     EVENT_STORE,
-    (get) => new MemoryEventStore(get(TYPES.MemoryDatabase), null, clockNow(get)),
+    (get) => new MemoryEventStore(get(TYPES.MemoryDatabase), clockNow(get)),
   );
   singleton(container, INVENTORY, (get) => new MemoryInventory(get(TYPES.MemoryDatabase)));
   singleton(container, ORDER_READ_MODEL, (get) => new MemoryOrderReadModel(get(TYPES.MemoryDatabase)));

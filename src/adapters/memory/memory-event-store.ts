@@ -5,17 +5,20 @@ import {
   type StoredEvent,
   VersionConflict,
 } from '../../application/index.js';
-import type { Journal, MemoryDatabase } from './memory-database.js';
+import { type MemoryDatabase, type MemorySession, sessionOf } from './memory-database.js';
 
 export class MemoryEventStore implements EventStore {
+  private readonly session: MemorySession;
+
   constructor(
-    private readonly db: MemoryDatabase,
-    private readonly journal: Journal = null,
+    source: MemoryDatabase | MemorySession,
     private readonly now: () => string = () => new Date().toISOString(),
-  ) {}
+  ) {
+    this.session = sessionOf(source);
+  }
 
   read(streamId: string): Promise<{ events: DomainEvent[]; version: number }> {
-    const stream = this.db.streams.get(streamId) ?? [];
+    const stream = this.session.get('streams', streamId) ?? [];
     return Promise.resolve({ events: stream.map((s) => s.event), version: stream.length });
   }
 
@@ -25,34 +28,35 @@ export class MemoryEventStore implements EventStore {
     expectedVersion: number,
     metadata: EventMetadata = {},
   ): Promise<number> {
-    const stream = this.db.streams.get(streamId) ?? [];
-    if (stream.length !== expectedVersion)
-      return Promise.reject(new VersionConflict(streamId, expectedVersion));
-    const occurredAt = this.now();
-    const stored: StoredEvent[] = events.map((event, i) => ({
-      position: this.db.events.length + i + 1,
-      streamId,
-      streamVersion: expectedVersion + i + 1,
-      event: structuredClone(event),
-      metadata: { ...metadata },
-      occurredAt,
-    }));
-    const { db } = this;
-    const hadStream = db.streams.has(streamId);
-    db.streams.set(streamId, [...stream, ...stored]);
-    db.events.push(...stored);
-    this.journal?.undo.push(() => {
-      db.events.splice(db.events.length - stored.length, stored.length);
-      if (hadStream) db.streams.set(streamId, stream);
-      else db.streams.delete(streamId);
+    return this.session.write((tables) => {
+      const stream = tables.get('streams', streamId) ?? [];
+      if (stream.length !== expectedVersion) throw new VersionConflict(streamId, expectedVersion);
+      const last = tables.log().at(-1)?.position ?? 0;
+      const occurredAt = this.now();
+      const stored: StoredEvent[] = events.map((event, i) => ({
+        position: last + i + 1,
+        streamId,
+        streamVersion: expectedVersion + i + 1,
+        event: structuredClone(event),
+        metadata: { ...metadata },
+        occurredAt,
+      }));
+      tables.set('streams', streamId, [...stream, ...stored]);
+      tables.appendToLog(stored);
+      return expectedVersion + events.length;
     });
-    return Promise.resolve(expectedVersion + events.length);
   }
 
   readAll(afterPosition: number, limit: number): Promise<StoredEvent[]> {
-    // positions are 1..n with no gaps, so position p sits at index p - 1
-    return Promise.resolve(
-      this.db.events.slice(Math.max(0, afterPosition), Math.max(0, afterPosition) + limit),
-    );
+    const log = this.session.log();
+    // positions only grow, so the first event after `afterPosition` is found by bisection
+    let low = 0;
+    let high = log.length;
+    while (low < high) {
+      const middle = (low + high) >>> 1;
+      if (log[middle]!.position <= afterPosition) low = middle + 1;
+      else high = middle;
+    }
+    return Promise.resolve(log.slice(low, low + limit));
   }
 }

@@ -7,12 +7,14 @@ import type {
 } from '../../application/index.js';
 
 type Group = {
+  key: string;
   topic: string;
   offset: number;
   handler: (messages: readonly InboundMessage[]) => Promise<void>;
   running: boolean;
   retryTimer: NodeJS.Timeout | null;
   failures: number;
+  stopped: boolean;
 };
 
 /**
@@ -22,8 +24,9 @@ type Group = {
 export class MemoryMessageBus implements MessagePublisher, MessageSubscriber {
   private readonly logs = new Map<string, InboundMessage[]>();
   private readonly groups = new Map<string, Group>();
+  /** committed offsets, kept across stop and subscribe as a broker keeps them */
+  private readonly offsets = new Map<string, number>();
   private idleWaiters: Array<() => void> = [];
-  private stopped = false;
 
   constructor(
     private readonly logger: Logger,
@@ -46,26 +49,32 @@ export class MemoryMessageBus implements MessagePublisher, MessageSubscriber {
     handler: (messages: readonly InboundMessage[]) => Promise<void>,
   ): Promise<void> {
     const key = `${spec.groupId}\u0000${spec.topic}`;
-    const existing = this.groups.get(key);
+    const previous = this.groups.get(key);
+    if (previous) previous.stopped = true;
     const group: Group = {
+      key,
       topic: spec.topic,
-      offset: existing?.offset ?? 0,
+      offset: this.offsets.get(key) ?? 0,
       handler,
       running: false,
       retryTimer: null,
       failures: 0,
+      stopped: false,
     };
     this.groups.set(key, group);
-    this.stopped = false;
     this.schedule(group);
     return Promise.resolve();
   }
 
+  /** Ends every subscription made so far; a later subscribe resumes its own group from its committed offset. */
   async stop(): Promise<void> {
-    this.stopped = true;
-    for (const group of this.groups.values()) if (group.retryTimer) clearTimeout(group.retryTimer);
-    while ([...this.groups.values()].some((g) => g.running))
-      await new Promise((resolve) => setImmediate(resolve));
+    const stopping = [...this.groups.values()];
+    this.groups.clear();
+    for (const group of stopping) {
+      group.stopped = true;
+      if (group.retryTimer) clearTimeout(group.retryTimer);
+    }
+    while (stopping.some((g) => g.running)) await new Promise((resolve) => setImmediate(resolve));
     this.notifyIdle();
   }
 
@@ -81,25 +90,25 @@ export class MemoryMessageBus implements MessagePublisher, MessageSubscriber {
   }
 
   private isIdle(): boolean {
-    if (this.stopped) return true;
     return [...this.groups.values()].every(
       (g) => !g.running && g.offset >= (this.logs.get(g.topic)?.length ?? 0),
     );
   }
 
   private schedule(group: Group): void {
-    if (group.running || group.retryTimer || this.stopped) return;
+    if (group.running || group.retryTimer || group.stopped) return;
     group.running = true;
     setImmediate(() => void this.drain(group));
   }
 
   private async drain(group: Group): Promise<void> {
     const log = this.logs.get(group.topic) ?? [];
-    while (!this.stopped && group.offset < log.length) {
+    while (!group.stopped && group.offset < log.length) {
       const batch = log.slice(group.offset, group.offset + this.options.batchSize);
       try {
         await group.handler(batch);
         group.offset += batch.length;
+        this.offsets.set(group.key, group.offset);
         group.failures = 0;
       } catch (error) {
         group.failures += 1;

@@ -1,32 +1,33 @@
 import type { OrderStatus } from '../../domain/index.js';
 import type { OrderReadModel, OrderView } from '../../application/index.js';
-import { journaledSet, type Journal, type MemoryDatabase } from './memory-database.js';
+import { type MemoryDatabase, type MemorySession, sessionOf } from './memory-database.js';
 
 export class MemoryOrderReadModel implements OrderReadModel {
-  constructor(
-    private readonly db: MemoryDatabase,
-    private readonly journal: Journal = null,
-  ) {}
+  private readonly session: MemorySession;
+
+  constructor(source: MemoryDatabase | MemorySession) {
+    this.session = sessionOf(source);
+  }
 
   upsert(order: OrderView): Promise<void> {
-    journaledSet(this.journal, this.db.orders, order.orderId, { ...order });
-    return Promise.resolve();
+    return this.session.write((tables) => tables.set('orders', order.orderId, { ...order }));
   }
 
   get(orderId: string): Promise<OrderView | null> {
-    return Promise.resolve(this.db.orders.get(orderId) ?? null);
+    return Promise.resolve(this.session.get('orders', orderId) ?? null);
   }
 
   unitsHeld(userId: string, productId: number, statuses: readonly OrderStatus[]): Promise<number> {
     let units = 0;
-    for (const o of this.db.orders.values())
+    for (const o of this.session.rows('orders'))
       if (o.userId === userId && o.productId === productId && statuses.includes(o.status))
         units += o.quantity;
     return Promise.resolve(units);
   }
 
   findByStatus(status: OrderStatus, updatedBefore: string, limit: number): Promise<OrderView[]> {
-    const found = [...this.db.orders.values()]
+    const found = this.session
+      .rows('orders')
       .filter((o) => o.status === status && o.updatedAt < updatedBefore)
       .sort((a, b) => a.updatedAt.localeCompare(b.updatedAt));
     return Promise.resolve(found.slice(0, limit));
@@ -34,7 +35,7 @@ export class MemoryOrderReadModel implements OrderReadModel {
 
   findByProduct(productId: number, statuses: readonly OrderStatus[]): Promise<OrderView[]> {
     return Promise.resolve(
-      [...this.db.orders.values()].filter((o) => o.productId === productId && statuses.includes(o.status)),
+      this.session.rows('orders').filter((o) => o.productId === productId && statuses.includes(o.status)),
     );
   }
 }

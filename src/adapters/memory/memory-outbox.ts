@@ -4,87 +4,98 @@ import {
   type OutboxMessage,
   OutboxStatus,
 } from '../../application/index.js';
-import { journaledSet, type Journal, type MemoryDatabase } from './memory-database.js';
+import { type MemoryDatabase, type MemorySession, sessionOf } from './memory-database.js';
 
 export class MemoryOutbox implements Outbox {
-  constructor(
-    private readonly db: MemoryDatabase,
-    private readonly journal: Journal = null,
-  ) {}
+  private readonly session: MemorySession;
+
+  constructor(source: MemoryDatabase | MemorySession) {
+    this.session = sessionOf(source);
+  }
 
   add(message: NewOutboxMessage, now: string): Promise<void> {
-    if (this.db.outbox.has(message.messageId))
-      return Promise.reject(new Error(`duplicate outbox message id ${message.messageId}`));
-    const row: OutboxMessage = {
-      ...message,
-      status: OutboxStatus.PENDING,
-      attempts: 0,
-      lastError: null,
-      createdAt: now,
-      updatedAt: now,
-    };
-    journaledSet(this.journal, this.db.outbox, message.messageId, row);
-    return Promise.resolve();
+    return this.session.write((tables) => {
+      if (tables.get('outbox', message.messageId))
+        throw new Error(`duplicate outbox message id ${message.messageId}`);
+      tables.set('outbox', message.messageId, {
+        ...message,
+        status: OutboxStatus.PENDING,
+        attempts: 0,
+        lastError: null,
+        createdAt: now,
+        updatedAt: now,
+      });
+    });
   }
 
   get(messageId: string): Promise<OutboxMessage | null> {
-    return Promise.resolve(this.db.outbox.get(messageId) ?? null);
+    return Promise.resolve(this.session.get('outbox', messageId) ?? null);
   }
 
-  markSent(messageId: string, now: string): Promise<void> {
-    this.update(messageId, (row) =>
+  async markSent(messageId: string, now: string): Promise<void> {
+    await this.update(messageId, (row) =>
       row.status === OutboxStatus.CONSUMED
         ? row
         : { ...row, status: OutboxStatus.SENT, attempts: row.attempts + 1, updatedAt: now },
     );
-    return Promise.resolve();
   }
 
-  markConsumed(messageId: string, now: string): Promise<void> {
-    this.update(messageId, (row) => ({ ...row, status: OutboxStatus.CONSUMED, updatedAt: now }));
-    return Promise.resolve();
+  async markConsumed(messageId: string, now: string): Promise<void> {
+    await this.update(messageId, (row) => ({ ...row, status: OutboxStatus.CONSUMED, updatedAt: now }));
   }
 
-  markFailed(messageId: string, error: string, now: string, maxAttempts: number): Promise<OutboxStatus> {
-    const row = this.update(messageId, (r) => {
+  async markFailed(
+    messageId: string,
+    error: string,
+    now: string,
+    maxAttempts: number,
+  ): Promise<OutboxStatus> {
+    const row = await this.update(messageId, (r) => {
       if (r.status === OutboxStatus.CONSUMED) return r;
       const attempts = r.attempts + 1;
       const status = attempts >= maxAttempts ? OutboxStatus.DEAD : OutboxStatus.FAILED;
       return { ...r, status, attempts, lastError: error, updatedAt: now };
     });
-    return Promise.resolve(row?.status ?? OutboxStatus.DEAD);
+    return row?.status ?? OutboxStatus.DEAD;
   }
 
   due(
     query: Readonly<{ retryBefore: string; staleSentBefore: string; limit: number }>,
   ): Promise<OutboxMessage[]> {
-    const rows = [...this.db.outbox.values()].filter(
-      (r) =>
-        ((r.status === OutboxStatus.PENDING || r.status === OutboxStatus.FAILED) &&
-          r.updatedAt < query.retryBefore) ||
-        (r.status === OutboxStatus.SENT && r.updatedAt < query.staleSentBefore),
-    );
+    const rows = this.session
+      .rows('outbox')
+      .filter(
+        (r) =>
+          ((r.status === OutboxStatus.PENDING || r.status === OutboxStatus.FAILED) &&
+            r.updatedAt < query.retryBefore) ||
+          (r.status === OutboxStatus.SENT && r.updatedAt < query.staleSentBefore),
+      );
     rows.sort((a, b) => a.createdAt.localeCompare(b.createdAt));
     return Promise.resolve(rows.slice(0, query.limit));
   }
 
   countByStatus(): Promise<Record<OutboxStatus, number>> {
-    const counts = {
+    const counts: Record<OutboxStatus, number> = {
       [OutboxStatus.PENDING]: 0,
       [OutboxStatus.SENT]: 0,
       [OutboxStatus.CONSUMED]: 0,
       [OutboxStatus.FAILED]: 0,
       [OutboxStatus.DEAD]: 0,
     };
-    for (const row of this.db.outbox.values()) counts[row.status] += 1;
+    for (const row of this.session.rows('outbox')) counts[row.status] += 1;
     return Promise.resolve(counts);
   }
 
-  private update(messageId: string, change: (row: OutboxMessage) => OutboxMessage): OutboxMessage | null {
-    const row = this.db.outbox.get(messageId);
-    if (!row) return null;
-    const next = change(row);
-    journaledSet(this.journal, this.db.outbox, messageId, next);
-    return next;
+  private update(
+    messageId: string,
+    change: (row: OutboxMessage) => OutboxMessage,
+  ): Promise<OutboxMessage | null> {
+    return this.session.write((tables) => {
+      const row = tables.get('outbox', messageId);
+      if (!row) return null;
+      const next = change(row);
+      tables.set('outbox', messageId, next);
+      return next;
+    });
   }
 }

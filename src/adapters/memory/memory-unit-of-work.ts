@@ -1,11 +1,14 @@
 import type { TransactionalStores, UnitOfWork } from '../../application/index.js';
-import type { Journal, MemoryDatabase } from './memory-database.js';
+import { type MemoryDatabase, MemoryTransaction } from './memory-database.js';
 import { MemoryEventStore } from './memory-event-store.js';
 import { MemoryInventory } from './memory-inventory.js';
 import { MemoryOrderReadModel } from './memory-order-read-model.js';
 import { MemoryOutbox } from './memory-outbox.js';
 
-/** One transaction at a time; a failed one is undone step by step, so nothing of it stays. */
+/**
+ * One writing transaction at a time. Its writes stay aside until it commits, so readers never see them
+ * early, and a failed transaction leaves nothing behind.
+ */
 export class MemoryUnitOfWork implements UnitOfWork {
   constructor(
     private readonly db: MemoryDatabase,
@@ -14,19 +17,15 @@ export class MemoryUnitOfWork implements UnitOfWork {
 
   run<T>(work: (stores: TransactionalStores) => Promise<T>): Promise<T> {
     return this.db.exclusive(async () => {
-      const journal: NonNullable<Journal> = { undo: [] };
-      const stores: TransactionalStores = {
-        events: new MemoryEventStore(this.db, journal, this.now),
-        orders: new MemoryOrderReadModel(this.db, journal),
-        outbox: new MemoryOutbox(this.db, journal),
-        inventory: new MemoryInventory(this.db, journal),
-      };
-      try {
-        return await work(stores);
-      } catch (error) {
-        for (const undo of journal.undo.reverse()) undo();
-        throw error;
-      }
+      const transaction = new MemoryTransaction(this.db);
+      const result = await work({
+        events: new MemoryEventStore(transaction, this.now),
+        orders: new MemoryOrderReadModel(transaction),
+        outbox: new MemoryOutbox(transaction),
+        inventory: new MemoryInventory(transaction),
+      });
+      transaction.commit();
+      return result;
     });
   }
 }

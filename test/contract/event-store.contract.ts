@@ -1,0 +1,156 @@
+import { describe, expect, it } from '@jest/globals';
+import { type EventStore, type StoredEvent, VersionConflict } from '../../src/application/index.js';
+import { freshPerTest, uniqueName, type Teardown } from '../support/contract-helpers.js';
+import { everyKindOfEvent, orderReserved, stockCommitted } from '../support/contract-fixtures.js';
+
+const PAGE = 1_000;
+
+/** Every stored event after a position, read page by page. */
+export const readAllAfter = async (store: EventStore, afterPosition: number): Promise<StoredEvent[]> => {
+  const all: StoredEvent[] = [];
+  for (let after = afterPosition; ;) {
+    const page = await store.readAll(after, PAGE);
+    all.push(...page);
+    const last = page.at(-1);
+    if (page.length < PAGE || !last) return all;
+    after = last.position;
+  }
+};
+
+/** The position of the last event already in the store (0 when empty), so tests only look at their own. */
+export const tailPosition = async (store: EventStore): Promise<number> =>
+  (await readAllAfter(store, 0)).at(-1)?.position ?? 0;
+
+export const eventStoreContract = (
+  name: string,
+  make: () => Promise<EventStore>,
+  teardown?: Teardown<EventStore>,
+) =>
+  describe(`EventStore contract: ${name}`, () => {
+    const store = freshPerTest(make, teardown);
+
+    it('reads an unknown stream as empty at version 0', async () => {
+      await expect(store().read(uniqueName('order'))).resolves.toEqual({ events: [], version: 0 });
+    });
+
+    it('returns the new version from append and reads the events back in order', async () => {
+      const stream = uniqueName('order');
+      expect(await store().append(stream, [orderReserved('o1')], 0)).toBe(1);
+      expect(await store().append(stream, [stockCommitted('o1'), stockCommitted('o1')], 1)).toBe(3);
+      await expect(store().read(stream)).resolves.toEqual({
+        events: [orderReserved('o1'), stockCommitted('o1'), stockCommitted('o1')],
+        version: 3,
+      });
+    });
+
+    it('versions each stream on its own', async () => {
+      const a = uniqueName('order');
+      const b = uniqueName('order');
+      await store().append(a, [orderReserved('a'), stockCommitted('a')], 0);
+      expect(await store().append(b, [orderReserved('b')], 0)).toBe(1);
+      expect((await store().read(a)).version).toBe(2);
+      expect((await store().read(b)).version).toBe(1);
+    });
+
+    it('round-trips every kind of event deeply equal', async () => {
+      const stream = uniqueName('mixed');
+      const events = everyKindOfEvent('o1');
+      await store().append(stream, events, 0);
+      expect((await store().read(stream)).events).toEqual(events);
+    });
+
+    it('keeps what was appended, whatever the caller does with its objects afterwards', async () => {
+      const stream = uniqueName('order');
+      const event = structuredClone(orderReserved('o1'));
+      await store().append(stream, [event], 0);
+      (event.data as { quantity: number }).quantity = 99;
+      expect((await store().read(stream)).events).toEqual([orderReserved('o1')]);
+    });
+
+    it('throws VersionConflict at a wrong expected version and writes nothing', async () => {
+      const stream = uniqueName('order');
+      await store().append(stream, [orderReserved('o1'), stockCommitted('o1')], 0);
+      const tail = await tailPosition(store());
+      for (const wrong of [0, 1, 3, 10]) {
+        const attempt = store().append(stream, [stockCommitted('o1')], wrong);
+        await expect(attempt).rejects.toBeInstanceOf(VersionConflict);
+        await expect(attempt).rejects.toMatchObject({ streamId: stream, expectedVersion: wrong });
+      }
+      const fresh = uniqueName('order');
+      await expect(store().append(fresh, [orderReserved('o2')], 1)).rejects.toBeInstanceOf(VersionConflict);
+      expect(await store().read(stream)).toEqual({
+        events: [orderReserved('o1'), stockCommitted('o1')],
+        version: 2,
+      });
+      expect(await store().read(fresh)).toEqual({ events: [], version: 0 });
+      expect(await readAllAfter(store(), tail)).toEqual([]);
+    });
+
+    it('lets exactly one of several concurrent appends at the same expected version win', async () => {
+      const stream = uniqueName('order');
+      await store().append(stream, [orderReserved('o1')], 0);
+      const outcomes = await Promise.allSettled(
+        Array.from({ length: 10 }, (_, i) => store().append(stream, [stockCommitted(`writer-${i}`)], 1)),
+      );
+      const winners = outcomes.flatMap((o, i) => (o.status === 'fulfilled' ? [i] : []));
+      expect(winners).toHaveLength(1);
+      for (const outcome of outcomes)
+        if (outcome.status === 'rejected') expect(outcome.reason).toBeInstanceOf(VersionConflict);
+      expect(await store().read(stream)).toEqual({
+        events: [orderReserved('o1'), stockCommitted(`writer-${winners[0] ?? -1}`)],
+        version: 2,
+      });
+    });
+
+    it('reads all streams in global order with increasing positions and stream versions', async () => {
+      const tail = await tailPosition(store());
+      const a = uniqueName('order');
+      const b = uniqueName('order');
+      await store().append(a, [orderReserved('a')], 0);
+      await store().append(b, [orderReserved('b'), stockCommitted('b')], 0);
+      await store().append(a, [stockCommitted('a')], 1);
+      const all = await readAllAfter(store(), tail);
+      expect(all.map((s) => [s.streamId, s.streamVersion, s.event])).toEqual([
+        [a, 1, orderReserved('a')],
+        [b, 1, orderReserved('b')],
+        [b, 2, stockCommitted('b')],
+        [a, 2, stockCommitted('a')],
+      ]);
+      for (let i = 1; i < all.length; i += 1)
+        expect(all[i]?.position).toBeGreaterThan(all[i - 1]?.position ?? Infinity);
+      expect(all[0]?.position).toBeGreaterThan(tail);
+      for (const stored of all) expect(Number.isNaN(Date.parse(stored.occurredAt))).toBe(false);
+    });
+
+    it('pages through readAll by position without gaps or repeats', async () => {
+      const tail = await tailPosition(store());
+      for (let i = 0; i < 7; i += 1) await store().append(uniqueName('order'), [orderReserved(`o${i}`)], 0);
+      const pages: StoredEvent[][] = [];
+      for (let after = tail; ;) {
+        const page = await store().readAll(after, 3);
+        expect(page.length).toBeLessThanOrEqual(3);
+        const last = page.at(-1);
+        if (!last) break;
+        pages.push(page);
+        after = last.position;
+      }
+      expect(pages.map((p) => p.length)).toEqual([3, 3, 1]);
+      expect(pages.flat()).toEqual(await readAllAfter(store(), tail));
+      expect(pages.flat().map((s) => s.event)).toEqual(
+        Array.from({ length: 7 }, (_, i) => orderReserved(`o${i}`)),
+      );
+    });
+
+    it('round-trips metadata, and stores none as empty', async () => {
+      const tail = await tailPosition(store());
+      const metadata = { correlationId: 'corr-1', causationId: 'cause-1', userId: 'user-1' };
+      await store().append(uniqueName('order'), [orderReserved('o1')], 0, metadata);
+      await store().append(uniqueName('order'), [orderReserved('o2')], 0, { correlationId: 'corr-2' });
+      await store().append(uniqueName('order'), [orderReserved('o3')], 0);
+      expect((await readAllAfter(store(), tail)).map((s) => s.metadata)).toEqual([
+        metadata,
+        { correlationId: 'corr-2' },
+        {},
+      ]);
+    });
+  });

@@ -1,0 +1,10 @@
+import {
+  MemorySoldOutFlags,
+  MemoryStockBackChannel,
+} from '../../src/adapters/memory/memory-sold-out-flags.js';
+import { soldOutFlagsContract } from './sold-out-flags.contract.js';
+
+soldOutFlagsContract('MemorySoldOutFlags', () => {
+  const channel = new MemoryStockBackChannel();
+  return Promise.resolve({ first: new MemorySoldOutFlags(channel), second: new MemorySoldOutFlags(channel) });
+});

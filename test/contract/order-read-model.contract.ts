@@ -1,0 +1,92 @@
+import { describe, expect, it } from '@jest/globals';
+import type { OrderReadModel, OrderView } from '../../src/application/index.js';
+import { freshPerTest, instant, type Teardown } from '../support/contract-helpers.js';
+import { orderView } from '../support/contract-fixtures.js';
+
+const ids = (orders: readonly OrderView[]): string[] => orders.map((o) => o.orderId);
+
+export const orderReadModelContract = (
+  name: string,
+  make: () => Promise<OrderReadModel>,
+  teardown?: Teardown<OrderReadModel>,
+) =>
+  describe(`OrderReadModel contract: ${name}`, () => {
+    const orders = freshPerTest(make, teardown);
+
+    const upsertAll = async (views: readonly OrderView[]): Promise<void> => {
+      for (const view of views) await orders().upsert(view);
+    };
+
+    it('reads back what was upserted, and null for an unknown order', async () => {
+      const view = orderView('o1', { quantity: 2, reservedAt: instant(0.123), updatedAt: instant(1.456) });
+      await orders().upsert(view);
+      expect(await orders().get('o1')).toEqual(view);
+      expect(await orders().get('o2')).toBeNull();
+    });
+
+    it('replaces an order on a second upsert', async () => {
+      await orders().upsert(orderView('o1'));
+      const released = orderView('o1', {
+        status: 'RELEASED',
+        reason: 'PAYMENT_TIMEOUT',
+        updatedAt: instant(900),
+      });
+      await orders().upsert(released);
+      expect(await orders().get('o1')).toEqual(released);
+      expect(await orders().findByProduct(7, ['RESERVED', 'RELEASED'])).toEqual([released]);
+    });
+
+    it("sums a user's units of one product over the given statuses only", async () => {
+      await upsertAll([
+        orderView('reserved', { quantity: 2, status: 'RESERVED' }),
+        orderView('committed', { quantity: 1, status: 'COMMITTED' }),
+        orderView('paid', { quantity: 4, status: 'PAID' }),
+        orderView('released', { quantity: 3, status: 'RELEASED', reason: 'CANCELLED' }),
+        orderView('other-user', { userId: 'user-2', quantity: 5 }),
+        orderView('other-product', { productId: 8, quantity: 6 }),
+      ]);
+      expect(await orders().unitsHeld('user-1', 7, ['RESERVED', 'COMMITTED', 'PAID'])).toBe(7);
+      expect(await orders().unitsHeld('user-1', 7, ['RESERVED'])).toBe(2);
+      expect(await orders().unitsHeld('user-1', 7, ['RELEASED'])).toBe(3);
+      expect(await orders().unitsHeld('user-1', 7, [])).toBe(0);
+      expect(await orders().unitsHeld('user-2', 7, ['RESERVED'])).toBe(5);
+      expect(await orders().unitsHeld('user-1', 8, ['RESERVED'])).toBe(6);
+      expect(await orders().unitsHeld('nobody', 7, ['RESERVED'])).toBe(0);
+    });
+
+    it('finds orders of one status updated before a time, oldest first, up to a limit', async () => {
+      await upsertAll([
+        orderView('third', { status: 'COMMITTED', updatedAt: instant(30) }),
+        orderView('first', { status: 'COMMITTED', updatedAt: instant(10) }),
+        orderView('at-cutoff', { status: 'COMMITTED', updatedAt: instant(40) }),
+        orderView('second', { status: 'COMMITTED', updatedAt: instant(20), productId: 8 }),
+        orderView('too-new', { status: 'COMMITTED', updatedAt: instant(50) }),
+        orderView('other-status', { status: 'RESERVED', updatedAt: instant(5) }),
+      ]);
+      expect(ids(await orders().findByStatus('COMMITTED', instant(40), 10))).toEqual([
+        'first',
+        'second',
+        'third',
+      ]);
+      expect(ids(await orders().findByStatus('COMMITTED', instant(40), 2))).toEqual(['first', 'second']);
+      expect(ids(await orders().findByStatus('COMMITTED', instant(10), 10))).toEqual([]);
+      expect(ids(await orders().findByStatus('RESERVED', instant(100), 10))).toEqual(['other-status']);
+      expect(ids(await orders().findByStatus('PAID', instant(100), 10))).toEqual([]);
+    });
+
+    it('finds the orders of a product with one of the given statuses', async () => {
+      await upsertAll([
+        orderView('a', { status: 'RESERVED' }),
+        orderView('b', { status: 'COMMITTED' }),
+        orderView('c', { status: 'PAID' }),
+        orderView('d', { status: 'RELEASED', reason: 'SOLD_OUT' }),
+        orderView('elsewhere', { productId: 8, status: 'RESERVED' }),
+      ]);
+      const found = await orders().findByProduct(7, ['RESERVED', 'COMMITTED']);
+      expect(ids(found).sort()).toEqual(['a', 'b']);
+      expect(found.find((o) => o.orderId === 'b')).toEqual(orderView('b', { status: 'COMMITTED' }));
+      expect(ids(await orders().findByProduct(8, ['RESERVED', 'COMMITTED']))).toEqual(['elsewhere']);
+      expect(await orders().findByProduct(7, [])).toEqual([]);
+      expect(await orders().findByProduct(9, ['RESERVED'])).toEqual([]);
+    });
+  });

@@ -1,0 +1,56 @@
+import { describe, expect, it } from '@jest/globals';
+import type { SoldOutFlags } from '../../src/application/index.js';
+import { eventually, freshPerTest, type Teardown } from '../support/contract-helpers.js';
+
+/** Two instances sharing one stock-back channel, as two API processes sharing one Redis. */
+export type SoldOutFlagsFixture = Readonly<{ first: SoldOutFlags; second: SoldOutFlags }>;
+
+export const soldOutFlagsContract = (
+  name: string,
+  make: () => Promise<SoldOutFlagsFixture>,
+  teardown?: Teardown<SoldOutFlagsFixture>,
+) =>
+  describe(`SoldOutFlags contract: ${name}`, () => {
+    const flags = freshPerTest(make, teardown);
+
+    it('answers sold out only for a product marked sold out', () => {
+      const { first } = flags();
+      expect(first.isSoldOut(1)).toBe(false);
+      first.markSoldOut(1);
+      expect(first.isSoldOut(1)).toBe(true);
+      expect(first.isSoldOut(2)).toBe(false);
+    });
+
+    it('clears the flag on every instance sharing the channel when stock comes back', async () => {
+      const { first, second } = flags();
+      first.markSoldOut(1);
+      second.markSoldOut(1);
+      await second.announceStockBack(1);
+      await eventually(() => {
+        expect(first.isSoldOut(1)).toBe(false);
+        expect(second.isSoldOut(1)).toBe(false);
+      });
+    });
+
+    it('clears only the product whose stock came back', async () => {
+      const { first, second } = flags();
+      for (const instance of [first, second]) {
+        instance.markSoldOut(1);
+        instance.markSoldOut(2);
+      }
+      await first.announceStockBack(1);
+      await eventually(() => expect(second.isSoldOut(1)).toBe(false));
+      expect(first.isSoldOut(1)).toBe(false);
+      expect(first.isSoldOut(2)).toBe(true);
+      expect(second.isSoldOut(2)).toBe(true);
+    });
+
+    it('lets a product be marked sold out again after its stock came back', async () => {
+      const { first, second } = flags();
+      second.markSoldOut(1);
+      await first.announceStockBack(1);
+      await eventually(() => expect(second.isSoldOut(1)).toBe(false));
+      second.markSoldOut(1);
+      expect(second.isSoldOut(1)).toBe(true);
+    });
+  });
