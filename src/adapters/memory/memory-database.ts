@@ -111,12 +111,8 @@ export class MemoryTransaction implements MemorySession {
     return this.appended.length === 0 ? this.db.events : [...this.db.events, ...this.appended];
   }
 
-  write<R>(change: (tables: TableWriter) => R): Promise<R> {
-    try {
-      return Promise.resolve(change(this.writer()));
-    } catch (error) {
-      return Promise.reject(error as Error);
-    }
+  async write<R>(change: (tables: TableWriter) => R): Promise<R> {
+    return Promise.resolve().then(() => change(this.writer()));
   }
 
   commit(): void {
