@@ -55,3 +55,10 @@ export class InvalidProductTerms extends DomainError {
     super(message);
   }
 }
+
+export class InvalidOrderQuantity extends DomainError {
+  readonly code = 'INVALID_QUANTITY';
+  constructor(readonly quantity: number) {
+    super(`quantity must be a whole number ≥ 1, got ${quantity}`);
+  }
+}

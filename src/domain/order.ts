@@ -1,4 +1,10 @@
-import { DomainError, IllegalOrderTransition, OrderAlreadyExists, OrderNotFound } from './errors.js';
+import {
+  DomainError,
+  IllegalOrderTransition,
+  InvalidOrderQuantity,
+  OrderAlreadyExists,
+  OrderNotFound,
+} from './errors.js';
 import { assertNever, type OrderEvent, type ReleaseReason } from './events.js';
 
 export type OrderStatus = 'RESERVED' | 'COMMITTED' | 'PAID' | 'RELEASED';
@@ -78,6 +84,11 @@ export const evolve = (state: OrderState, event: OrderEvent): OrderState => {
 export const replayOrder = (events: readonly OrderEvent[]): OrderState =>
   events.reduce(evolve, initialOrderState);
 
+/** An order is for at least one whole unit. */
+export const assertOrderQuantity = (quantity: number): void => {
+  if (!Number.isSafeInteger(quantity) || quantity < 1) throw new InvalidOrderQuantity(quantity);
+};
+
 const reserve = (cmd: ReserveOrder, state: OrderState): OrderEvent[] => {
   if (state.status !== 'NONE') {
     const sameTerms =
@@ -85,6 +96,7 @@ const reserve = (cmd: ReserveOrder, state: OrderState): OrderEvent[] => {
     if (sameTerms) return []; // the reservation already took effect
     throw new OrderAlreadyExists(cmd.orderId);
   }
+  assertOrderQuantity(cmd.quantity);
   const { orderId, productId, userId, quantity, now } = cmd;
   return [{ type: 'OrderReserved', data: { orderId, productId, userId, quantity, reservedAt: now } }];
 };

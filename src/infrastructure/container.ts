@@ -89,11 +89,7 @@ const singleton = <T>(
 const bindMemoryProfile = (container: Container, config: Config): void => {
   singleton(container, TYPES.MemoryDatabase, () => new MemoryDatabase());
   const clockNow = (get: <U>(id: ServiceIdentifier<U>) => U) => () => get<Clock>(CLOCK).now();
-  singleton(
-    container,
-    EVENT_STORE,
-    (get) => new MemoryEventStore(get(TYPES.MemoryDatabase), clockNow(get)),
-  );
+  singleton(container, EVENT_STORE, (get) => new MemoryEventStore(get(TYPES.MemoryDatabase), clockNow(get)));
   singleton(container, INVENTORY, (get) => new MemoryInventory(get(TYPES.MemoryDatabase)));
   singleton(container, ORDER_READ_MODEL, (get) => new MemoryOrderReadModel(get(TYPES.MemoryDatabase)));
   singleton(container, OUTBOX, (get) => new MemoryOutbox(get(TYPES.MemoryDatabase)));

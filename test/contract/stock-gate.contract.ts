@@ -66,7 +66,11 @@ export const stockGateContract = (
         expect((await gate().reserve(reservation('o1'))).ok).toBe(true);
         expect(await gate().warm(PRODUCT, 50)).toBe('ALREADY_LIVE');
         expect(await gate().stockLeft(PRODUCT)).toBe(0);
-        await expect(gate().reserve(reservation('o2'))).resolves.toEqual({ ok: false, reason: 'SOLD_OUT' });
+        await expect(gate().reserve(reservation('o2'))).resolves.toEqual({
+          ok: false,
+          reason: 'SOLD_OUT',
+          stockLeft: 0,
+        });
       });
 
       it('overwrites a live gate with force', async () => {
@@ -87,11 +91,12 @@ export const stockGateContract = (
         expect(await gate().stockLeft(PRODUCT)).toBe(7);
       });
 
-      it('takes nothing from a request larger than the stock left', async () => {
+      it('takes nothing from a request larger than the stock left, and says what is left', async () => {
         await gate().warm(PRODUCT, 3);
         await expect(gate().reserve(reservation('o1', { quantity: 5 }))).resolves.toEqual({
           ok: false,
           reason: 'SOLD_OUT',
+          stockLeft: 3,
         });
         expect(await gate().stockLeft(PRODUCT)).toBe(3);
         expect(await gate().held(PRODUCT)).toEqual(new Map());

@@ -18,6 +18,7 @@ import {
 import {
   DomainError,
   IllegalOrderTransition,
+  InvalidOrderQuantity,
   InvalidProductTerms,
   OrderNotFound,
   ProductAlreadyListed,
@@ -121,6 +122,10 @@ const domainProblem = (error: DomainError): HttpProblem => {
   if (error instanceof InvalidProductTerms)
     return new HttpProblem(400, 'VALIDATION_FAILED', error.message, [
       { field: `body.${error.field}`, message: error.message },
+    ]);
+  if (error instanceof InvalidOrderQuantity)
+    return new HttpProblem(400, 'VALIDATION_FAILED', error.message, [
+      { field: 'body.quantity', message: error.message },
     ]);
   if (error instanceof ProductAlreadyListed) return new HttpProblem(409, error.code, error.message);
   if (error instanceof IllegalOrderTransition) {

@@ -28,7 +28,8 @@ export class MemoryStockGate implements StockGate {
     const already = gate.perUser.get(r.userId) ?? 0;
     if (already + r.quantity > r.perUserLimit)
       return Promise.resolve({ ok: false, reason: 'LIMIT_EXCEEDED' });
-    if (gate.stock < r.quantity) return Promise.resolve({ ok: false, reason: 'SOLD_OUT' });
+    if (gate.stock < r.quantity)
+      return Promise.resolve({ ok: false, reason: 'SOLD_OUT', stockLeft: gate.stock });
     gate.stock -= r.quantity;
     gate.perUser.set(r.userId, already + r.quantity);
     gate.reservations.set(r.orderId, { userId: r.userId, quantity: r.quantity, restored: false });

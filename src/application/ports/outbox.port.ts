@@ -27,7 +27,10 @@ export interface Outbox {
   /** Moves a row forward only: a consumed row is never marked sent again. */
   markSent(messageId: string, now: string): Promise<void>;
   markConsumed(messageId: string, now: string): Promise<void>;
-  /** Counts a failed attempt; the row goes DEAD once `maxAttempts` attempts have failed. */
+  /**
+   * Counts a failed attempt. `attempts` counts every publish, successful or not, so a row that is sent again
+   * and again without being consumed also runs out: it goes DEAD once it has had `maxAttempts` attempts.
+   */
   markFailed(messageId: string, error: string, now: string, maxAttempts: number): Promise<OutboxStatus>;
   /**
    * Rows to (re)send, oldest first: pending or failed rows last touched before `retryBefore`,

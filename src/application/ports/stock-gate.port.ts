@@ -8,7 +8,9 @@ export type GateReservation = Readonly<{
 
 export type GateAnswer =
   | Readonly<{ ok: true; stockLeft: number }>
-  | Readonly<{ ok: false; reason: 'SOLD_OUT' | 'LIMIT_EXCEEDED' | 'NOT_LOADED' }>;
+  /** not enough left for this request; `stockLeft` says whether a smaller one could still fit */
+  | Readonly<{ ok: false; reason: 'SOLD_OUT'; stockLeft: number }>
+  | Readonly<{ ok: false; reason: 'LIMIT_EXCEEDED' | 'NOT_LOADED' }>;
 
 /**
  * The fast gate in front of MySQL: one atomic step checks the buyer's limit, checks and decrements the

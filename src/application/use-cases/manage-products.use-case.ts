@@ -44,6 +44,8 @@ export class ManageProducts {
       await stores.events.append(productStreamId(created.productId), events, 0, { correlationId });
       return created;
     });
+    // the order path may remember this id as unknown from before it was listed
+    this.deps.catalog.forget(product.productId);
     return { ...product, gate: await this.warm(product.productId, product.stock) };
   }
 

@@ -1,4 +1,4 @@
-import { orderStreamId, purchaseRejection } from '../../domain/index.js';
+import { assertOrderQuantity, orderStreamId, purchaseRejection } from '../../domain/index.js';
 import { reservedMessage } from '../messages.js';
 import type { OutboxDispatcher } from '../outbox-dispatcher.js';
 import { toView } from '../order-stream.js';
@@ -66,6 +66,7 @@ export class PlaceOrder {
 
   async execute(cmd: PlaceOrderCommand): Promise<PlaceOrderResult> {
     const { catalog, rateLimiter, soldOut, lock, clock } = this.deps;
+    assertOrderQuantity(cmd.quantity);
     if (!(await rateLimiter.tryConsume(cmd.userId)))
       return rejected('RATE_LIMITED', 'too many requests, slow down');
     if (soldOut.isSoldOut(cmd.productId)) return rejected('SOLD_OUT', `product ${cmd.productId} is sold out`);
@@ -104,7 +105,8 @@ export class PlaceOrder {
     if (!answer.ok) {
       switch (answer.reason) {
         case 'SOLD_OUT':
-          soldOut.markSoldOut(cmd.productId);
+          // only an empty gate turns the flood away in process; a large order must not shut out a small one
+          if (answer.stockLeft <= 0) soldOut.markSoldOut(cmd.productId);
           return rejected('SOLD_OUT', `product ${cmd.productId} is sold out`);
         case 'LIMIT_EXCEEDED':
           return rejected('LIMIT_EXCEEDED', `at most ${perUserLimit} per buyer`);

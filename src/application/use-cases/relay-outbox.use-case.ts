@@ -36,27 +36,29 @@ export class RelayOutbox {
     });
     const report: RelayReport = { published: 0, failed: 0, dead: 0 };
     for (const row of rows.filter((r) => this.backoffElapsed(r, nowMs))) {
+      if (row.attempts >= this.options.maxAttempts) {
+        await this.giveUp(row, `not consumed after ${row.attempts} sends`, now, report);
+        continue;
+      }
       try {
         await this.publisher.publish(row);
         await this.outbox.markSent(row.messageId, now);
         this.metrics.count('outbox_published', { topic: row.topic });
         report.published += 1;
       } catch (error) {
-        const status = await this.outbox.markFailed(
-          row.messageId,
-          String(error),
-          now,
-          this.options.maxAttempts,
-        );
-        report.failed += 1;
-        if (status === OutboxStatus.DEAD) {
-          report.dead += 1;
-          this.metrics.count('outbox_dead', { topic: row.topic });
-          this.logger.error({ messageId: row.messageId, attempts: row.attempts + 1 }, 'outbox row is dead');
-        }
+        await this.giveUp(row, String(error), now, report);
       }
     }
     return report;
+  }
+
+  private async giveUp(row: OutboxMessage, error: string, now: string, report: RelayReport): Promise<void> {
+    const status = await this.outbox.markFailed(row.messageId, error, now, this.options.maxAttempts);
+    report.failed += 1;
+    if (status !== OutboxStatus.DEAD) return;
+    report.dead += 1;
+    this.metrics.count('outbox_dead', { topic: row.topic });
+    this.logger.error({ messageId: row.messageId, attempts: row.attempts + 1, error }, 'outbox row is dead');
   }
 
   private backoffElapsed(row: OutboxMessage, nowMs: number): boolean {

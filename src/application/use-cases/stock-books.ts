@@ -16,12 +16,17 @@ export const readStockBooks = async (
   stores: Readonly<{ inventory: Inventory; orders: OrderReadModel; gate: StockGate }>,
   productId: number,
 ): Promise<StockReading | null> => {
-  const product = await stores.inventory.get(productId);
-  if (!product) return null;
+  // The order of the reads matters while orders flow: held reservations, gate stock, undecided orders,
+  // released orders, MySQL stock. A restore, a commit or a release landing between two reads then makes the
+  // gate look high, never low, and a high gate is only lowered: a sale lost for a moment, never a sold unit
+  // re-opened. The one window left, a reservation between its gate call and its transaction, makes the
+  // gate look low; the second reading a settle interval later, after the transaction, tells it apart.
   const held = await stores.gate.held(productId);
   const gateStock = await stores.gate.stockLeft(productId);
   const undecided = await stores.orders.findByProduct(productId, ['RESERVED']);
   const released = await stores.orders.findByProduct(productId, ['RELEASED']);
+  const product = await stores.inventory.get(productId);
+  if (!product) return null;
   const inFlight = undecided.reduce((sum, o) => sum + o.quantity, 0);
   const releasedNotRestored = released.reduce((sum, o) => sum + (held.has(o.orderId) ? o.quantity : 0), 0);
   return {

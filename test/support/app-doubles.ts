@@ -1,0 +1,164 @@
+import type {
+  Clock,
+  CounterName,
+  GateAnswer,
+  GateReservation,
+  IdGenerator,
+  Logger,
+  MessagePublisher,
+  Metrics,
+  OutboundMessage,
+  StockGate,
+  TransactionalStores,
+  UnitOfWork,
+} from '../../src/application/index.js';
+
+/** A clock the test moves by hand. `sleep` moves it on and resolves at once (after `onSleep`, if set). */
+export class TestClock implements Clock {
+  private at: number;
+  /** Runs inside every sleep, after the time has moved: lets a test act "while the caller waits". */
+  onSleep: ((ms: number) => Promise<void>) | null = null;
+
+  constructor(start: string) {
+    this.at = Date.parse(start);
+  }
+
+  now(): string {
+    return new Date(this.at).toISOString();
+  }
+
+  set(instant: string): void {
+    this.at = Date.parse(instant);
+  }
+
+  advance(ms: number): string {
+    this.at += ms;
+    return this.now();
+  }
+
+  async sleep(ms: number): Promise<void> {
+    this.advance(ms);
+    if (this.onSleep) await this.onSleep(ms);
+  }
+}
+
+export type LogEntry = Readonly<{ level: 'info' | 'warn' | 'error'; message: string; details: object }>;
+
+/** Prints nothing; keeps what was logged so that a test can look at it. */
+export class SilentLogger implements Logger {
+  readonly entries: LogEntry[] = [];
+
+  info(details: object, message: string): void {
+    this.entries.push({ level: 'info', message, details });
+  }
+
+  warn(details: object, message: string): void {
+    this.entries.push({ level: 'warn', message, details });
+  }
+
+  error(details: object, message: string): void {
+    this.entries.push({ level: 'error', message, details });
+  }
+}
+
+type Count = Readonly<{ name: CounterName; labels: Readonly<Record<string, string>>; by: number }>;
+
+export class RecordingMetrics implements Metrics {
+  readonly counts: Count[] = [];
+
+  count(name: CounterName, labels: Readonly<Record<string, string>> = {}, by = 1): void {
+    this.counts.push({ name, labels: { ...labels }, by });
+  }
+
+  /** The sum of a counter, over every label set or only those matching `labels`. */
+  total(name: CounterName, labels: Readonly<Record<string, string>> = {}): number {
+    return this.counts
+      .filter((c) => c.name === name && Object.entries(labels).every(([k, v]) => c.labels[k] === v))
+      .reduce((sum, c) => sum + c.by, 0);
+  }
+}
+
+/** Predictable order ids, so that two runs of one scenario can be compared id by id. */
+export class SequentialIds implements IdGenerator {
+  private n = 0;
+
+  next(): string {
+    this.n += 1;
+    return `order-${String(this.n).padStart(4, '0')}`;
+  }
+}
+
+/** Delegates to a real gate, counting calls; can be told to fail restores, like a Redis that went away. */
+export class InstrumentedGate implements StockGate {
+  reserveCalls = 0;
+  restoreCalls = 0;
+  failRestores = false;
+
+  constructor(private readonly inner: StockGate) {}
+
+  warm(productId: number, stock: number, options?: { force?: boolean }): Promise<'WARMED' | 'ALREADY_LIVE'> {
+    return this.inner.warm(productId, stock, options);
+  }
+
+  reserve(reservation: GateReservation): Promise<GateAnswer> {
+    this.reserveCalls += 1;
+    return this.inner.reserve(reservation);
+  }
+
+  restore(productId: number, orderId: string): Promise<boolean> {
+    this.restoreCalls += 1;
+    if (this.failRestores) return Promise.reject(new Error('gate connection reset'));
+    return this.inner.restore(productId, orderId);
+  }
+
+  stockLeft(productId: number): Promise<number | null> {
+    return this.inner.stockLeft(productId);
+  }
+
+  adjust(productId: number, delta: number): Promise<number | null> {
+    return this.inner.adjust(productId, delta);
+  }
+
+  held(productId: number): Promise<Map<string, number>> {
+    return this.inner.held(productId);
+  }
+}
+
+/**
+ * A unit of work that can be told to fail its next transactions. The failure comes after the work has
+ * written, as a failed COMMIT would, so that the rollback is exercised too.
+ */
+export class FlakyUnitOfWork implements UnitOfWork {
+  private failuresLeft = 0;
+  runs = 0;
+
+  constructor(private readonly inner: UnitOfWork) {}
+
+  failNext(times = 1): void {
+    this.failuresLeft = times;
+  }
+
+  run<T>(work: (stores: TransactionalStores) => Promise<T>): Promise<T> {
+    this.runs += 1;
+    if (this.failuresLeft === 0) return this.inner.run(work);
+    this.failuresLeft -= 1;
+    return this.inner.run(async (stores) => {
+      await work(stores);
+      throw new Error('deadlock found when trying to get lock; try restarting transaction');
+    });
+  }
+}
+
+/** Delegates to the bus; while `failing`, every publish is refused as an unreachable broker would. */
+export class SwitchablePublisher implements MessagePublisher {
+  failing = false;
+  attempts = 0;
+
+  constructor(private readonly inner: MessagePublisher) {}
+
+  publish(message: OutboundMessage): Promise<void> {
+    this.attempts += 1;
+    if (this.failing) return Promise.reject(new Error('broker not available'));
+    return this.inner.publish(message);
+  }
+}

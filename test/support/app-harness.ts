@@ -1,0 +1,289 @@
+import {
+  AuditHistory,
+  CommitReservations,
+  CompensateReservation,
+  ConsumerGroups,
+  type ListProductInput,
+  ManageProducts,
+  type OrderView,
+  OutboxDispatcher,
+  type OutboxMessage,
+  PayOrder,
+  PlaceOrder,
+  type PlaceOrderResult,
+  ProductCatalog,
+  ReconcileStock,
+  RelayOutbox,
+  type RelayOptions,
+  ReleaseOrder,
+  reservedMessageId,
+  Topics,
+} from '../../src/application/index.js';
+import type { DomainEvent } from '../../src/domain/index.js';
+import { MemoryDatabase } from '../../src/adapters/memory/memory-database.js';
+import { MemoryEventStore } from '../../src/adapters/memory/memory-event-store.js';
+import { MemoryInventory } from '../../src/adapters/memory/memory-inventory.js';
+import { MemoryLock } from '../../src/adapters/memory/memory-lock.js';
+import { MemoryMessageBus } from '../../src/adapters/memory/memory-message-bus.js';
+import { MemoryOrderReadModel } from '../../src/adapters/memory/memory-order-read-model.js';
+import { MemoryOutbox } from '../../src/adapters/memory/memory-outbox.js';
+import { MemoryRateLimiter } from '../../src/adapters/memory/memory-rate-limiter.js';
+import { MemorySoldOutFlags } from '../../src/adapters/memory/memory-sold-out-flags.js';
+import { MemoryStockGate } from '../../src/adapters/memory/memory-stock-gate.js';
+import { MemoryUnitOfWork } from '../../src/adapters/memory/memory-unit-of-work.js';
+import {
+  FlakyUnitOfWork,
+  InstrumentedGate,
+  RecordingMetrics,
+  SequentialIds,
+  SilentLogger,
+  SwitchablePublisher,
+  TestClock,
+} from './app-doubles.js';
+
+export const SALE_OPENS = '2030-06-01T10:00:00.000Z';
+
+export const MINUTE = 60_000;
+
+export type HarnessOptions = Readonly<{
+  /** start the commit and compensation consumers at once (default true) */
+  consumers?: boolean;
+  mergeDecrements?: boolean;
+  rateLimitPoints?: number;
+  paymentTimeoutMs?: number;
+  settleMs?: number;
+  catalogTtlMs?: number;
+  auditStaleMs?: number;
+  relay?: Partial<RelayOptions>;
+  start?: string;
+}>;
+
+export const defaultRelayOptions: RelayOptions = {
+  pendingGraceMs: 10_000,
+  staleSentMs: 5 * MINUTE,
+  backoffBaseMs: 1_000,
+  maxAttempts: 3,
+  batchSize: 100,
+};
+
+/** What the stores hold, in rows: a rejected request must leave these unchanged. */
+export type Writes = Readonly<{ events: number; orders: number; outbox: number }>;
+
+/**
+ * Every use case of the application on the memory adapters, wired like src/infrastructure/service.ts does
+ * for the memory profile, with a hand-moved clock, predictable ids and doubles a test can steer.
+ */
+export const buildApp = (options: HarnessOptions = {}) => {
+  const clock = new TestClock(options.start ?? SALE_OPENS);
+  const logger = new SilentLogger();
+  const metrics = new RecordingMetrics();
+  const ids = new SequentialIds();
+  const db = new MemoryDatabase();
+  const now = () => clock.now();
+  const events = new MemoryEventStore(db, now);
+  const inventory = new MemoryInventory(db);
+  const orders = new MemoryOrderReadModel(db);
+  const outbox = new MemoryOutbox(db);
+  const unitOfWork = new FlakyUnitOfWork(new MemoryUnitOfWork(db, now));
+  const memoryGate = new MemoryStockGate();
+  const gate = new InstrumentedGate(memoryGate);
+  const lock = new MemoryLock();
+  const soldOut = new MemorySoldOutFlags();
+  const rateLimiter = new MemoryRateLimiter({
+    points: options.rateLimitPoints ?? 1_000,
+    durationSeconds: 60,
+  });
+  const bus = new MemoryMessageBus(logger, { batchSize: 200, retryDelayMs: 5 });
+  const publisher = new SwitchablePublisher(bus);
+  const catalog = new ProductCatalog(inventory, clock, options.catalogTtlMs ?? 1_000);
+  const dispatcher = new OutboxDispatcher(outbox, publisher, clock, logger, metrics);
+  const relayOptions: RelayOptions = { ...defaultRelayOptions, ...options.relay };
+
+  const placeOrder = new PlaceOrder({
+    catalog,
+    rateLimiter,
+    soldOut,
+    lock,
+    gate,
+    unitOfWork,
+    dispatcher,
+    clock,
+    ids,
+    logger,
+    metrics,
+    lockLeaseMs: 5_000,
+  });
+  const commit = new CommitReservations({
+    unitOfWork,
+    dispatcher,
+    clock,
+    logger,
+    metrics,
+    mergeDecrements: options.mergeDecrements ?? true,
+  });
+  const compensate = new CompensateReservation(gate, soldOut, outbox, clock, logger);
+  const releaseOrder = new ReleaseOrder(
+    unitOfWork,
+    orders,
+    dispatcher,
+    clock,
+    logger,
+    options.paymentTimeoutMs ?? 15 * MINUTE,
+  );
+  const payOrder = new PayOrder(unitOfWork, clock);
+  const relay = new RelayOutbox(outbox, publisher, clock, logger, metrics, relayOptions);
+  const reconcile = new ReconcileStock({
+    unitOfWork,
+    inventory,
+    orders,
+    gate,
+    soldOut,
+    clock,
+    logger,
+    metrics,
+    settleMs: options.settleMs ?? 2_000,
+  });
+  const audit = new AuditHistory({
+    events,
+    inventory,
+    orders,
+    gate,
+    clock,
+    staleAfterMs: options.auditStaleMs ?? 5 * MINUTE,
+    pageSize: 7,
+  });
+  const products = new ManageProducts({ unitOfWork, gate, soldOut, catalog, clock, logger });
+
+  let consumersStarted = false;
+  const startConsumers = async (): Promise<void> => {
+    if (consumersStarted) return;
+    consumersStarted = true;
+    await bus.subscribe({ topic: Topics.ORDERS_RESERVED, groupId: ConsumerGroups.COMMIT }, (m) =>
+      commit.handle(m),
+    );
+    await bus.subscribe({ topic: Topics.STOCK_COMPENSATION, groupId: ConsumerGroups.COMPENSATION }, (m) =>
+      compensate.handle(m),
+    );
+  };
+
+  /** Every publish started so far has settled and every consumer group has caught up. */
+  const drained = async (): Promise<void> => {
+    do {
+      await dispatcher.settle();
+      await bus.whenIdle();
+    } while (dispatcher.busy);
+  };
+
+  const listProduct = async (terms: Partial<ListProductInput> = {}): Promise<number> => {
+    const listed = await products.list(
+      {
+        name: 'flash widget',
+        stock: 10,
+        perUserLimit: 2,
+        maxPerOrder: 2,
+        saleStartsAt: null,
+        saleEndsAt: null,
+        ...terms,
+      },
+      'list',
+    );
+    return listed.productId;
+  };
+
+  const buy = (userId: string, productId: number, quantity = 1): Promise<PlaceOrderResult> =>
+    placeOrder.execute({ userId, productId, quantity, correlationId: `corr-${userId}` });
+
+  /** Places an order the test needs accepted, and returns its id. */
+  const mustBuy = async (userId: string, productId: number, quantity = 1): Promise<string> => {
+    const result = await buy(userId, productId, quantity);
+    if (!result.ok) throw new Error(`${userId} could not buy: ${result.code} ${result.detail}`);
+    return result.orderId;
+  };
+
+  const order = async (orderId: string): Promise<OrderView> => {
+    const view = await orders.get(orderId);
+    if (!view) throw new Error(`no order ${orderId}`);
+    return view;
+  };
+
+  const mysqlStock = async (productId: number): Promise<number> => {
+    const record = await inventory.get(productId);
+    if (!record) throw new Error(`no product ${productId}`);
+    return record.stock;
+  };
+
+  const streamEvents = async (streamId: string): Promise<DomainEvent[]> =>
+    (await events.read(streamId)).events;
+
+  const outboxRow = async (messageId: string): Promise<OutboxMessage> => {
+    const row = await outbox.get(messageId);
+    if (!row) throw new Error(`no outbox row ${messageId}`);
+    return row;
+  };
+
+  const reservedRow = (orderId: string) => outboxRow(reservedMessageId(orderId));
+
+  const writes = (): Writes => ({ events: db.events.length, orders: db.orders.size, outbox: db.outbox.size });
+
+  const close = async (): Promise<void> => {
+    await dispatcher.settle();
+    await bus.stop();
+  };
+
+  return {
+    clock,
+    logger,
+    metrics,
+    ids,
+    db,
+    events,
+    inventory,
+    orders,
+    outbox,
+    unitOfWork,
+    memoryGate,
+    gate,
+    lock,
+    soldOut,
+    rateLimiter,
+    bus,
+    publisher,
+    catalog,
+    dispatcher,
+    placeOrder,
+    commit,
+    compensate,
+    releaseOrder,
+    payOrder,
+    relay,
+    reconcile,
+    audit,
+    products,
+    relayOptions,
+    startConsumers,
+    drained,
+    listProduct,
+    buy,
+    mustBuy,
+    order,
+    mysqlStock,
+    streamEvents,
+    outboxRow,
+    reservedRow,
+    writes,
+    close,
+  };
+};
+
+export type AppHarness = ReturnType<typeof buildApp>;
+
+/** Builds the app, starting the consumers unless told not to. */
+export const startApp = async (options: HarnessOptions = {}): Promise<AppHarness> => {
+  const app = buildApp(options);
+  if (options.consumers ?? true) await app.startConsumers();
+  return app;
+};
+
+/** `count` distinct buyers, `user-1` … `user-<count>`, each placing one order of one unit. */
+export const buyers = (count: number, prefix = 'user'): string[] =>
+  Array.from({ length: count }, (_, i) => `${prefix}-${i + 1}`);

@@ -1,0 +1,329 @@
+import { afterEach, describe, expect, it } from '@jest/globals';
+import {
+  type InboundMessage,
+  type OrderReadModel,
+  type OrderView,
+  ReconcileStock,
+  Topics,
+} from '../../../src/application/index.js';
+import { type DomainEvent, type OrderStatus, productStreamId } from '../../../src/domain/index.js';
+import { type AppHarness, buyers, type HarnessOptions, startApp } from '../../support/app-harness.js';
+
+describe('ReconcileStock', () => {
+  const apps: AppHarness[] = [];
+  const start = async (options: HarnessOptions = {}) => {
+    const app = await startApp(options);
+    apps.push(app);
+    return app;
+  };
+  afterEach(async () => {
+    for (const app of apps.splice(0)) await app.close();
+  });
+
+  const reconciliations = async (app: AppHarness, productId: number): Promise<DomainEvent[]> =>
+    (await app.streamEvents(productStreamId(productId))).filter((e) => e.type === 'StockReconciled');
+
+  /** Places one order per buyer and returns the answers' codes: RESERVED or the rejection. */
+  const crowd = async (app: AppHarness, productId: number, users: readonly string[]): Promise<string[]> => {
+    const answers: string[] = [];
+    for (const user of users) {
+      const result = await app.buy(user, productId);
+      answers.push(result.ok ? result.status : result.code);
+    }
+    return answers;
+  };
+
+  const releasedSoldOut = async (app: AppHarness, productId: number): Promise<number> =>
+    (await app.orders.findByProduct(productId, ['RELEASED'])).filter((o) => o.reason === 'SOLD_OUT').length;
+
+  it('takes back units a gate drifted up to, with DECRBY, and records it', async () => {
+    const app = await start();
+    const productId = await app.listProduct({ stock: 10 });
+    await app.mustBuy('alice', productId, 2);
+    await app.drained();
+    await app.gate.adjust(productId, 5);
+
+    const report = await app.reconcile.run();
+
+    expect(report.products).toEqual([
+      expect.objectContaining({ productId, drift: 5, action: 'ADJUSTED', gateStock: 13, gateAfter: 8 }),
+    ]);
+    expect(await app.gate.stockLeft(productId)).toBe(8);
+    expect(await reconciliations(app, productId)).toEqual([
+      {
+        type: 'StockReconciled',
+        data: {
+          productId,
+          gateBefore: 13,
+          gateAfter: 8,
+          mysqlStock: 8,
+          inFlight: 0,
+          reconciledAt: report.finishedAt,
+        },
+      },
+    ]);
+    expect(app.metrics.total('reconciliation_fixes')).toBe(1);
+    expect((await app.audit.run()).ok).toBe(true);
+  });
+
+  it('gives back units a gate drifted down to, with INCRBY, and clears the sold-out flag', async () => {
+    const app = await start();
+    const productId = await app.listProduct({ stock: 3 });
+    await app.gate.adjust(productId, -3);
+    expect(await app.buy('alice', productId)).toMatchObject({ ok: false, code: 'SOLD_OUT' });
+
+    const report = await app.reconcile.run();
+
+    expect(report.products[0]).toMatchObject({ drift: -3, action: 'ADJUSTED', gateAfter: 3 });
+    expect(await app.gate.stockLeft(productId)).toBe(3);
+    expect(await reconciliations(app, productId)).toHaveLength(1);
+    expect(app.soldOut.isSoldOut(productId)).toBe(false);
+    expect(await app.buy('alice', productId)).toMatchObject({ ok: true, status: 'RESERVED' });
+  });
+
+  it('gives back the unit of a failed order whose gate restore failed too', async () => {
+    const app = await start();
+    const productId = await app.listProduct({ stock: 5 });
+    app.unitOfWork.failNext();
+    app.gate.failRestores = true;
+    await expect(app.buy('alice', productId)).rejects.toThrow('database unavailable');
+    app.gate.failRestores = false;
+    expect(await app.gate.stockLeft(productId)).toBe(4);
+
+    const report = await app.reconcile.run();
+
+    expect(report.products[0]).toMatchObject({ drift: -1, action: 'ADJUSTED', gateAfter: 5 });
+    expect(await app.gate.stockLeft(productId)).toBe(5);
+  });
+
+  it('changes nothing while reservations are in flight: the gate already counts them', async () => {
+    const app = await start({ consumers: false });
+    const productId = await app.listProduct({ stock: 50, perUserLimit: 1, maxPerOrder: 1 });
+    expect(await crowd(app, productId, buyers(30))).toEqual(Array(30).fill('RESERVED'));
+
+    const report = await app.reconcile.run();
+
+    expect(report.products).toEqual([
+      {
+        productId,
+        mysqlStock: 50,
+        gateStock: 20,
+        inFlight: 30,
+        releasedNotRestored: 0,
+        expectedGate: 20,
+        drift: 0,
+        action: 'IN_STEP',
+        gateAfter: 20,
+      },
+    ]);
+    expect(await app.gate.stockLeft(productId)).toBe(20);
+    expect(await reconciliations(app, productId)).toEqual([]);
+
+    await app.startConsumers();
+    await app.drained();
+    expect(await app.mysqlStock(productId)).toBe(20);
+    expect(await app.gate.stockLeft(productId)).toBe(20);
+    expect((await app.reconcile.run()).products[0]).toMatchObject({ action: 'IN_STEP' });
+  });
+
+  it('while reservations are in flight, corrects only the drift, not up to MySQL stock', async () => {
+    const app = await start({ consumers: false });
+    const productId = await app.listProduct({ stock: 50, perUserLimit: 1, maxPerOrder: 1 });
+    await crowd(app, productId, buyers(30));
+    await app.gate.adjust(productId, -2);
+
+    const report = await app.reconcile.run();
+
+    expect(report.products[0]).toMatchObject({ drift: -2, action: 'ADJUSTED', gateAfter: 20 });
+    await app.startConsumers();
+    await app.drained();
+    expect(await app.mysqlStock(productId)).toBe(20);
+    expect(await app.gate.stockLeft(productId)).toBe(20);
+    expect(await releasedSoldOut(app, productId)).toBe(0);
+  });
+
+  it('leaves a gate alone when its drift changed between the two readings (UNSETTLED)', async () => {
+    const app = await start();
+    const productId = await app.listProduct({ stock: 10 });
+    await app.gate.adjust(productId, 3);
+    // a buyer passes the gate while the reconciler waits; the order is not in MySQL yet
+    app.clock.onSleep = async () => {
+      await app.gate.reserve({
+        productId,
+        orderId: 'mid-flight',
+        userId: 'bob',
+        quantity: 1,
+        perUserLimit: 2,
+      });
+    };
+
+    const report = await app.reconcile.run();
+
+    expect(report.products[0]).toMatchObject({ action: 'UNSETTLED', gateAfter: 12 });
+    expect(await app.gate.stockLeft(productId)).toBe(12);
+    expect(await reconciliations(app, productId)).toEqual([]);
+    expect(app.metrics.total('reconciliation_fixes')).toBe(0);
+  });
+
+  it('waits a settle interval between its two readings', async () => {
+    const app = await start({ settleMs: 2_000 });
+    await app.listProduct({ stock: 10 });
+
+    const report = await app.reconcile.run();
+
+    expect(Date.parse(report.finishedAt) - Date.parse(report.startedAt)).toBe(2_000);
+  });
+
+  it('rebuilds a lost gate to MySQL stock minus what is in flight', async () => {
+    const app = await start({ consumers: false });
+    const productId = await app.listProduct({ stock: 20, perUserLimit: 1, maxPerOrder: 1 });
+    await crowd(app, productId, buyers(5));
+    app.memoryGate.forget(productId);
+    await expect(app.buy('late', productId)).rejects.toThrow('stock gate unavailable');
+
+    const report = await app.reconcile.run();
+
+    expect(report.products[0]).toMatchObject({
+      gateStock: null,
+      inFlight: 5,
+      action: 'REBUILT',
+      gateAfter: 15,
+    });
+    expect(await app.gate.stockLeft(productId)).toBe(15);
+    expect(await reconciliations(app, productId)).toEqual([
+      expect.objectContaining({
+        data: expect.objectContaining({ gateBefore: null, gateAfter: 15, mysqlStock: 20 }),
+      }),
+    ]);
+
+    await app.startConsumers();
+    await app.drained();
+    expect(await app.mysqlStock(productId)).toBe(15);
+    expect(await app.gate.stockLeft(productId)).toBe(15);
+    expect(await app.buy('late', productId)).toMatchObject({ ok: true });
+  });
+
+  it('does not rebuild a lost gate while what is in flight changes under it', async () => {
+    const app = await start({ consumers: false });
+    const productId = await app.listProduct({ stock: 20 });
+    const orderId = await app.mustBuy('alice', productId);
+    app.memoryGate.forget(productId);
+    app.clock.onSleep = async () => {
+      await app.releaseOrder.cancel('alice', orderId, 'cancel-1');
+    };
+
+    const report = await app.reconcile.run();
+
+    expect(report.products[0]).toMatchObject({ action: 'UNSETTLED', gateAfter: null });
+    expect(await app.gate.stockLeft(productId)).toBeNull();
+  });
+
+  describe('why it never copies MySQL stock into the gate', () => {
+    const soldOutWithTenInFlight = async () => {
+      const app = await start({ consumers: false });
+      const productId = await app.listProduct({ stock: 10, perUserLimit: 1, maxPerOrder: 1 });
+      expect(await crowd(app, productId, buyers(10, 'first'))).toEqual(Array(10).fill('RESERVED'));
+      return { app, productId };
+    };
+
+    it('the naive SET would let more buyers through the gate than MySQL can commit', async () => {
+      const { app, productId } = await soldOutWithTenInFlight();
+
+      await app.gate.warm(productId, await app.mysqlStock(productId), { force: true });
+      const second = await crowd(app, productId, buyers(10, 'second'));
+      await app.startConsumers();
+      await app.drained();
+
+      expect(second).toEqual(Array(10).fill('RESERVED'));
+      expect(await app.mysqlStock(productId)).toBe(0);
+      expect(await app.orders.findByProduct(productId, ['COMMITTED'])).toHaveLength(10);
+      // ten buyers were told RESERVED and then lost their order
+      expect(await releasedSoldOut(app, productId)).toBe(10);
+    });
+
+    it('reconciliation in the same state keeps the gate shut, and every accepted buyer is committed', async () => {
+      const { app, productId } = await soldOutWithTenInFlight();
+
+      await app.reconcile.run();
+      const second = await crowd(app, productId, buyers(10, 'second'));
+      await app.startConsumers();
+      await app.drained();
+
+      expect(second).toEqual(Array(10).fill('SOLD_OUT'));
+      expect(await app.orders.findByProduct(productId, ['COMMITTED'])).toHaveLength(10);
+      expect(await releasedSoldOut(app, productId)).toBe(0);
+      expect((await app.audit.run()).ok).toBe(true);
+    });
+  });
+
+  /**
+   * Lets a test run something between two reads of readStockBooks, as a real MySQL round trip allows: here,
+   * the commit consumer's transaction lands after MySQL stock was read and before the in-flight orders are.
+   */
+  class InterleavingReadModel implements OrderReadModel {
+    beforeReservedRead: (() => Promise<void>) | null = null;
+
+    constructor(private readonly inner: OrderReadModel) {}
+
+    upsert(order: OrderView): Promise<void> {
+      return this.inner.upsert(order);
+    }
+
+    get(orderId: string): Promise<OrderView | null> {
+      return this.inner.get(orderId);
+    }
+
+    unitsHeld(userId: string, productId: number, statuses: readonly OrderStatus[]): Promise<number> {
+      return this.inner.unitsHeld(userId, productId, statuses);
+    }
+
+    findByStatus(status: OrderStatus, updatedBefore: string, limit: number): Promise<OrderView[]> {
+      return this.inner.findByStatus(status, updatedBefore, limit);
+    }
+
+    async findByProduct(productId: number, statuses: readonly OrderStatus[]): Promise<OrderView[]> {
+      if (statuses.includes('RESERVED') && this.beforeReservedRead) await this.beforeReservedRead();
+      return this.inner.findByProduct(productId, statuses);
+    }
+  }
+
+  it('commits landing between its reads do not make it re-open sold stock', async () => {
+    const app = await start({ consumers: false });
+    const productId = await app.listProduct({ stock: 10, perUserLimit: 1, maxPerOrder: 1 });
+    await crowd(app, productId, buyers(5, 'first'));
+    await app.dispatcher.settle();
+    const pending: InboundMessage[] = [...app.bus.messages(Topics.ORDERS_RESERVED)];
+    const orders = new InterleavingReadModel(app.orders);
+    const landed: Promise<void>[] = [];
+    // the commit gets one turn of the event loop to land; a reader that isolates its reads holds it back
+    orders.beforeReservedRead = async () => {
+      const next = pending.shift();
+      if (!next) return;
+      const commit = app.commit.handle([next]);
+      landed.push(commit);
+      await Promise.race([commit, new Promise<void>((resolve) => setImmediate(resolve))]);
+    };
+    const reconcile = new ReconcileStock({
+      unitOfWork: app.unitOfWork,
+      inventory: app.inventory,
+      orders,
+      gate: app.gate,
+      soldOut: app.soldOut,
+      clock: app.clock,
+      logger: app.logger,
+      metrics: app.metrics,
+      settleMs: 2_000,
+    });
+
+    await reconcile.run();
+    await Promise.all(landed);
+
+    // MySQL 8 with 3 still in flight: the gate must not offer more than 5
+    expect(await app.mysqlStock(productId)).toBe(8);
+    expect(await app.gate.stockLeft(productId)).toBeLessThanOrEqual(5);
+    await crowd(app, productId, buyers(6, 'second'));
+    await app.startConsumers();
+    await app.drained();
+    expect(await releasedSoldOut(app, productId)).toBe(0);
+  });
+});
