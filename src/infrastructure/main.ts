@@ -3,7 +3,7 @@ import { JwtTokens } from '../adapters/http/tokens.js';
 import { type Config, ConfigError, loadConfig } from './config.js';
 import { createLogger } from './logger.js';
 import { type Roles, SeckillService } from './service.js';
-import { runSimulation } from './simulate.js';
+import { runSimulation, type SimulationOptions } from './simulate.js';
 
 const positiveInt = (value: string): number => {
   const n = Number(value);
@@ -147,26 +147,16 @@ program
   .option('--clicks <n>', 'requests each buyer sends', positiveInt, 2)
   .option('--connections <n>', 'concurrent connections', positiveInt, 64)
   .option('--json', 'print the report as JSON')
-  .action(
-    async (options: {
-      url?: string;
-      buyers: number;
-      stock: number;
-      perUserLimit: number;
-      clicks: number;
-      connections: number;
-      json?: boolean;
-    }) => {
-      const config = loadConfig();
-      const report = await runSimulation({
-        ...options,
-        url: options.url ?? config.serviceUrl,
-        secret: config.jwtSecret,
-      });
-      // 1 on oversell, a buyer over the limit, a failed audit, undecided orders or unanswered requests
-      process.exitCode = report.ok ? 0 : 1;
-    },
-  );
+  .action(async (options: Omit<SimulationOptions, 'url' | 'secret'> & { url?: string }) => {
+    const config = loadConfig();
+    const report = await runSimulation({
+      ...options,
+      url: options.url ?? config.serviceUrl,
+      secret: config.jwtSecret,
+    });
+    // 1 on oversell, a buyer over the limit, a failed audit, undecided orders or unanswered requests
+    process.exitCode = report.ok ? 0 : 1;
+  });
 
 program.parseAsync(process.argv).catch((error: unknown) => {
   process.stderr.write(`seckill: ${error instanceof Error ? error.message : String(error)}\n`);
