@@ -1,0 +1,52 @@
+import { Cluster, Redis, type RedisOptions } from 'ioredis';
+import { InfrastructureUnavailable } from '../../application/index.js';
+
+export type RedisClient = Redis | Cluster;
+
+export type RedisConnectionOptions = Readonly<{
+  /** a single `redis://host:port`, or a comma list of them for Redis Cluster */
+  url: string;
+  /** a command that gets no answer within this fails (Redis down or frozen ⇒ 503, never a hang) */
+  commandTimeoutMs?: number;
+}>;
+
+const clientOptions = (commandTimeoutMs: number): RedisOptions => ({
+  commandTimeout: commandTimeoutMs,
+  maxRetriesPerRequest: 1,
+  connectTimeout: 2_000,
+  // keep reconnecting in the background; requests meanwhile fail fast through the command timeout
+  retryStrategy: (attempt) => Math.min(50 * 2 ** attempt, 2_000),
+});
+
+/** A single node for one URL, a Cluster client for a comma list. */
+export const connectRedis = (options: RedisConnectionOptions): RedisClient => {
+  const urls = options.url
+    .split(',')
+    .map((u) => u.trim())
+    .filter(Boolean);
+  const redisOptions = clientOptions(options.commandTimeoutMs ?? 1_000);
+  if (urls.length <= 1) return new Redis(urls[0] ?? 'redis://127.0.0.1:6379', redisOptions);
+  const nodes = urls.map((u) => {
+    const parsed = new URL(u);
+    return { host: parsed.hostname, port: Number(parsed.port || 6379) };
+  });
+  return new Cluster(nodes, { redisOptions, scaleReads: 'master', enableReadyCheck: true });
+};
+
+/** A second connection for SUBSCRIBE: a subscribed connection can issue no other command. */
+export const duplicateForSubscribe = (client: RedisClient): RedisClient => client.duplicate();
+
+/** Turns any Redis failure into the port's unavailable error. */
+export const guarded = async <T>(what: string, call: () => Promise<T>): Promise<T> => {
+  try {
+    return await call();
+  } catch (error) {
+    throw new InfrastructureUnavailable(
+      'redis',
+      `${what}: ${error instanceof Error ? error.message : String(error)}`,
+      {
+        cause: error,
+      },
+    );
+  }
+};
