@@ -1,13 +1,11 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { createHash } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import { InfrastructureUnavailable } from '../../src/application/index.js';
 import { connectRedis, type RedisClient } from '../../src/adapters/redis/redis-connection.js';
-import { GATE_SCRIPTS, RedisStockGate } from '../../src/adapters/redis/redis-stock-gate.js';
+import { RedisStockGate } from '../../src/adapters/redis/redis-stock-gate.js';
 import { dropNamespace, freshNamespace } from '../support/redis-contracts.js';
 
 const url = process.env['SECKILL_REDIS_URL'] ?? 'redis://127.0.0.1:6379';
-const sha1 = (text: string) => createHash('sha1').update(text).digest('hex');
 const reservation = (orderId: string, userId = `u-${orderId}`) => ({
   productId: 42,
   orderId,
@@ -26,22 +24,6 @@ describe('RedisStockGate on a real Redis', () => {
   afterAll(async () => {
     await dropNamespace(client, namespace);
     await client.quit();
-  });
-
-  it('keeps working after SCRIPT FLUSH between calls, and is called by SHA again', async () => {
-    const gate = new RedisStockGate(client, namespace);
-    await gate.warm(42, 5);
-    expect(await gate.reserve(reservation('o1'))).toEqual({ ok: true, stockLeft: 4 });
-    expect(await client.script('EXISTS', sha1(GATE_SCRIPTS.RESERVE))).toEqual([1]);
-
-    await client.script('FLUSH');
-    expect(await client.script('EXISTS', sha1(GATE_SCRIPTS.RESERVE))).toEqual([0]);
-
-    expect(await gate.reserve(reservation('o2'))).toEqual({ ok: true, stockLeft: 3 });
-    expect(await gate.restore(42, 'o1')).toBe(true);
-    expect(await gate.adjust(42, -1)).toBe(3);
-    expect(await client.script('EXISTS', sha1(GATE_SCRIPTS.RESERVE))).toEqual([1]);
-    expect(await gate.stockLeft(42)).toBe(3);
   });
 
   it('reads a stock written as text by hand (tonumber), and treats a missing key as NOT_LOADED', async () => {

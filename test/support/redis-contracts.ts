@@ -1,11 +1,11 @@
-import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll } from '@jest/globals';
+import { createHash, randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Cluster } from 'ioredis';
 import { connectRedis, type RedisClient } from '../../src/adapters/redis/redis-connection.js';
 import { RedisLock } from '../../src/adapters/redis/redis-lock.js';
 import { RedisRateLimiter } from '../../src/adapters/redis/redis-rate-limiter.js';
 import { RedisSoldOutFlags } from '../../src/adapters/redis/redis-sold-out-flags.js';
-import { RedisStockGate } from '../../src/adapters/redis/redis-stock-gate.js';
+import { GATE_SCRIPTS, RedisStockGate } from '../../src/adapters/redis/redis-stock-gate.js';
 import { duplicateRequestLockContract } from '../contract/duplicate-request-lock.contract.js';
 import { rateLimiterContract } from '../contract/rate-limiter.contract.js';
 import { soldOutFlagsContract } from '../contract/sold-out-flags.contract.js';
@@ -86,5 +86,42 @@ export const redisContracts = (label: string, url: () => string): void => {
     const second = new RedisSoldOutFlags(client, subscriber(), ns);
     await Promise.all([first.ready, second.ready]);
     return { first, second };
+  });
+
+  describe(`RedisStockGate scripts (${label})`, () => {
+    const masters = () => (client instanceof Cluster ? client.nodes('master') : [client]);
+    const reserveSha = createHash('sha1').update(GATE_SCRIPTS.RESERVE).digest('hex');
+    const loadedSomewhere = async () =>
+      (await Promise.all(masters().map((m) => m.script('EXISTS', reserveSha) as Promise<number[]>)))
+        .flat()
+        .includes(1);
+
+    it('keeps working after SCRIPT FLUSH on every master between calls, and is called by SHA again', async () => {
+      const ns = freshNamespace();
+      const gate = new RedisStockGate(client, ns);
+      const order = (orderId: string) => ({
+        productId: 42,
+        orderId,
+        userId: orderId,
+        quantity: 1,
+        perUserLimit: 1,
+      });
+      try {
+        await gate.warm(42, 5);
+        expect(await gate.reserve(order('o1'))).toEqual({ ok: true, stockLeft: 4 });
+        expect(await loadedSomewhere()).toBe(true);
+
+        await Promise.all(masters().map((m) => m.script('FLUSH')));
+        expect(await loadedSomewhere()).toBe(false);
+
+        expect(await gate.reserve(order('o2'))).toEqual({ ok: true, stockLeft: 3 });
+        expect(await gate.restore(42, 'o1')).toBe(true);
+        expect(await gate.adjust(42, -1)).toBe(3);
+        expect(await loadedSomewhere()).toBe(true);
+        expect(await gate.stockLeft(42)).toBe(3);
+      } finally {
+        await dropNamespace(client, ns);
+      }
+    });
   });
 };

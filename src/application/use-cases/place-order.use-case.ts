@@ -67,9 +67,11 @@ export class PlaceOrder {
   async execute(cmd: PlaceOrderCommand): Promise<PlaceOrderResult> {
     const { catalog, rateLimiter, soldOut, lock, clock } = this.deps;
     assertOrderQuantity(cmd.quantity);
+    // The sold-out flag comes first: once a product is gone, its flood costs no Redis call at all, not even
+    // the rate limiter's.
+    if (soldOut.isSoldOut(cmd.productId)) return rejected('SOLD_OUT', `product ${cmd.productId} is sold out`);
     if (!(await rateLimiter.tryConsume(cmd.userId)))
       return rejected('RATE_LIMITED', 'too many requests, slow down');
-    if (soldOut.isSoldOut(cmd.productId)) return rejected('SOLD_OUT', `product ${cmd.productId} is sold out`);
     const terms = await catalog.terms(cmd.productId);
     if (!terms) return rejected('PRODUCT_NOT_FOUND', `product ${cmd.productId} does not exist`);
     const rule = purchaseRejection(terms, cmd.quantity, clock.now());

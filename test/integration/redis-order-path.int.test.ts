@@ -1,0 +1,112 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import type { Redis } from 'ioredis';
+import {
+  OutboxDispatcher,
+  PlaceOrder,
+  type PlaceOrderResult,
+  ProductCatalog,
+} from '../../src/application/index.js';
+import { MemoryDatabase } from '../../src/adapters/memory/memory-database.js';
+import { MemoryInventory } from '../../src/adapters/memory/memory-inventory.js';
+import { MemoryMessageBus } from '../../src/adapters/memory/memory-message-bus.js';
+import { MemoryOutbox } from '../../src/adapters/memory/memory-outbox.js';
+import { MemoryUnitOfWork } from '../../src/adapters/memory/memory-unit-of-work.js';
+import { connectRedis, type RedisClient } from '../../src/adapters/redis/redis-connection.js';
+import { RedisLock } from '../../src/adapters/redis/redis-lock.js';
+import { RedisRateLimiter } from '../../src/adapters/redis/redis-rate-limiter.js';
+import { RedisSoldOutFlags } from '../../src/adapters/redis/redis-sold-out-flags.js';
+import { RedisStockGate } from '../../src/adapters/redis/redis-stock-gate.js';
+import { RandomIdGenerator } from '../../src/adapters/system/random-id-generator.js';
+import { SystemClock } from '../../src/adapters/system/system-clock.js';
+import { eventually, silentLogger } from '../support/contract-helpers.js';
+import { dropNamespace, freshNamespace } from '../support/redis-contracts.js';
+
+const url = process.env['SECKILL_REDIS_URL'] ?? 'redis://127.0.0.1:6379';
+const noMetrics = { count: () => undefined };
+
+describe('the order path on Redis: the sold-out flag keeps the flood away from Redis', () => {
+  const namespace = freshNamespace();
+  const connections: RedisClient[] = [];
+  let client: Redis;
+  let commandsSent = 0;
+  let instanceA: PlaceOrder;
+  let flagsA: RedisSoldOutFlags;
+  let flagsB: RedisSoldOutFlags;
+  let gate: RedisStockGate;
+  let productId: number;
+
+  const connect = () => {
+    const c = connectRedis({ url, commandTimeoutMs: 5_000 });
+    connections.push(c);
+    return c;
+  };
+
+  beforeAll(async () => {
+    client = connect() as Redis;
+    const send = client.sendCommand.bind(client);
+    client.sendCommand = (...args: Parameters<Redis['sendCommand']>) => {
+      commandsSent += 1;
+      return send(...args);
+    };
+    gate = new RedisStockGate(client, namespace);
+    flagsA = new RedisSoldOutFlags(client, connect(), namespace);
+    flagsB = new RedisSoldOutFlags(connect(), connect(), namespace);
+    await Promise.all([flagsA.ready, flagsB.ready]);
+
+    const db = new MemoryDatabase();
+    const clock = new SystemClock();
+    const inventory = new MemoryInventory(db);
+    const bus = new MemoryMessageBus(silentLogger);
+    instanceA = new PlaceOrder({
+      catalog: new ProductCatalog(inventory, clock, 60_000),
+      rateLimiter: new RedisRateLimiter(client, { points: 100, durationSeconds: 60, namespace }),
+      soldOut: flagsA,
+      lock: new RedisLock(client, connect(), { namespace }),
+      gate,
+      unitOfWork: new MemoryUnitOfWork(db),
+      dispatcher: new OutboxDispatcher(new MemoryOutbox(db), bus, clock, silentLogger, noMetrics),
+      clock,
+      ids: new RandomIdGenerator(),
+      logger: silentLogger,
+      metrics: noMetrics,
+      lockLeaseMs: 5_000,
+    });
+    const product = await inventory.create({
+      name: 'Limited sneakers',
+      stock: 3,
+      perUserLimit: 1,
+      maxPerOrder: 1,
+      saleStartsAt: null,
+      saleEndsAt: null,
+    });
+    productId = product.productId;
+    await gate.warm(productId, 3);
+  });
+
+  afterAll(async () => {
+    await dropNamespace(client, namespace);
+    await Promise.all(connections.map((c) => c.quit()));
+  });
+
+  const buy = (userId: string): Promise<PlaceOrderResult> =>
+    instanceA.execute({ userId, productId, quantity: 1, correlationId: `c-${userId}` });
+
+  it('answers SOLD_OUT without a Redis command until a "stock back" message from another instance', async () => {
+    for (const buyer of ['a', 'b', 'c']) expect(await buy(buyer)).toMatchObject({ ok: true });
+    expect(await buy('d')).toMatchObject({ ok: false, code: 'SOLD_OUT' });
+    expect(flagsA.isSoldOut(productId)).toBe(true);
+
+    const before = commandsSent;
+    for (let i = 0; i < 50; i += 1)
+      expect(await buy(`flood-${i}`)).toMatchObject({ ok: false, code: 'SOLD_OUT' });
+    expect(commandsSent - before).toBe(0);
+
+    // another instance gives a unit back and says so on Redis pub/sub
+    await gate.restore(productId, (await gate.held(productId)).keys().next().value!);
+    await flagsB.announceStockBack(productId);
+    await eventually(() => expect(flagsA.isSoldOut(productId)).toBe(false));
+
+    expect(await buy('e')).toMatchObject({ ok: true, status: 'RESERVED' });
+    expect(commandsSent).toBeGreaterThan(before);
+  });
+});
