@@ -11,6 +11,12 @@ const EnvSchema = z.object({
   SECKILL_URL: z.url().optional(),
   SECKILL_REDIS_URL: z.string().default('redis://127.0.0.1:6379'),
   SECKILL_MYSQL_URL: z.string().default('mysql://root@127.0.0.1:3306/seckill'),
+  SECKILL_MYSQL_POOL_MIN: intFrom(2),
+  SECKILL_MYSQL_POOL_MAX: intFrom(20, 1),
+  SECKILL_MYSQL_CONNECT_TIMEOUT_MS: intFrom(2_000, 100),
+  SECKILL_MYSQL_ACQUIRE_TIMEOUT_MS: intFrom(2_000, 100),
+  SECKILL_MYSQL_TIMEOUT_MS: intFrom(3_000, 100),
+  SECKILL_REDIS_TIMEOUT_MS: intFrom(1_000, 50),
   SECKILL_KAFKA_BROKERS: z.string().default('127.0.0.1:9092'),
   SECKILL_JWT_SECRET: z.string().min(32, 'SECKILL_JWT_SECRET must be at least 32 characters').optional(),
   SECKILL_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
@@ -43,6 +49,14 @@ export type Config = Readonly<{
   serviceUrl: string;
   redisUrl: string;
   mysqlUrl: string;
+  mysql: Readonly<{
+    poolMin: number;
+    poolMax: number;
+    connectTimeoutMs: number;
+    acquireTimeoutMs: number;
+    operationTimeoutMs: number;
+  }>;
+  redisTimeoutMs: number;
   kafkaBrokers: string[];
   jwtSecret: string;
   /** true when no secret was given and the memory profile fell back to the development one */
@@ -92,6 +106,14 @@ export const loadConfig = (env: NodeJS.ProcessEnv = process.env): Config => {
     serviceUrl: e.SECKILL_URL ?? `http://127.0.0.1:${e.PORT}`,
     redisUrl: e.SECKILL_REDIS_URL,
     mysqlUrl: e.SECKILL_MYSQL_URL,
+    mysql: {
+      poolMin: Math.min(e.SECKILL_MYSQL_POOL_MIN, e.SECKILL_MYSQL_POOL_MAX),
+      poolMax: e.SECKILL_MYSQL_POOL_MAX,
+      connectTimeoutMs: e.SECKILL_MYSQL_CONNECT_TIMEOUT_MS,
+      acquireTimeoutMs: e.SECKILL_MYSQL_ACQUIRE_TIMEOUT_MS,
+      operationTimeoutMs: e.SECKILL_MYSQL_TIMEOUT_MS,
+    },
+    redisTimeoutMs: e.SECKILL_REDIS_TIMEOUT_MS,
     kafkaBrokers: e.SECKILL_KAFKA_BROKERS.split(',')
       .map((b) => b.trim())
       .filter(Boolean),

@@ -1,5 +1,6 @@
 import { Command, InvalidArgumentError } from 'commander';
 import { JwtTokens } from '../adapters/http/tokens.js';
+import { migrate, openMySql } from '../adapters/mysql/mysql-orm.js';
 import { type Config, ConfigError, loadConfig } from './config.js';
 import { createLogger } from './logger.js';
 import { type Roles, SeckillService } from './service.js';
@@ -108,12 +109,16 @@ program
   .action(() => run({ http: true, worker: true }, 'all'));
 program
   .command('migrate')
-  .description('apply the database migrations')
-  .action(() => {
+  .description('create the database named in SECKILL_MYSQL_URL if needed and apply pending migrations')
+  .action(async () => {
     const config = loadConfig();
-    if (config.profile === 'memory')
-      say('memory profile: nothing to migrate (its tables live in the serving process)');
-    else throw new ConfigError('the real profile is not part of this build yet');
+    const orm = await openMySql({ url: config.mysqlUrl, ...config.mysql });
+    try {
+      const applied = await migrate(orm);
+      say(applied.length > 0 ? `applied: ${applied.join(', ')}` : 'the schema is up to date');
+    } finally {
+      await orm.close(true);
+    }
   });
 program
   .command('audit')

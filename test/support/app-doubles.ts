@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import type {
   Clock,
   CounterName,
@@ -12,6 +13,18 @@ import type {
   TransactionalStores,
   UnitOfWork,
 } from '../../src/application/index.js';
+
+/** Set while a unit of work's callback runs, in that callback's async context only. */
+export const insideTransaction = new AsyncLocalStorage<true>();
+
+/** Counts calls to Redis- or Kafka-side ports made from inside a transaction: there must be none. */
+export const callsFromTransactions = { count: 0, calls: [] as string[] };
+const noteCall = (what: string): void => {
+  if (insideTransaction.getStore()) {
+    callsFromTransactions.count += 1;
+    callsFromTransactions.calls.push(what);
+  }
+};
 
 /** A clock the test moves by hand. `sleep` moves it on and resolves at once (after `onSleep`, if set). */
 export class TestClock implements Clock {
@@ -97,29 +110,35 @@ export class InstrumentedGate implements StockGate {
   constructor(private readonly inner: StockGate) {}
 
   warm(productId: number, stock: number, options?: { force?: boolean }): Promise<'WARMED' | 'ALREADY_LIVE'> {
+    noteCall('gate.warm');
     return this.inner.warm(productId, stock, options);
   }
 
   reserve(reservation: GateReservation): Promise<GateAnswer> {
+    noteCall('gate.reserve');
     this.reserveCalls += 1;
     return this.inner.reserve(reservation);
   }
 
   restore(productId: number, orderId: string): Promise<boolean> {
+    noteCall('gate.restore');
     this.restoreCalls += 1;
     if (this.failRestores) return Promise.reject(new Error('gate connection reset'));
     return this.inner.restore(productId, orderId);
   }
 
   stockLeft(productId: number): Promise<number | null> {
+    noteCall('gate.stockLeft');
     return this.inner.stockLeft(productId);
   }
 
   adjust(productId: number, delta: number): Promise<number | null> {
+    noteCall('gate.adjust');
     return this.inner.adjust(productId, delta);
   }
 
   held(productId: number): Promise<Map<string, number>> {
+    noteCall('gate.held');
     return this.inner.held(productId);
   }
 }
@@ -140,10 +159,11 @@ export class FlakyUnitOfWork implements UnitOfWork {
 
   run<T>(work: (stores: TransactionalStores) => Promise<T>): Promise<T> {
     this.runs += 1;
-    if (this.failuresLeft === 0) return this.inner.run(work);
+    const traced = (stores: TransactionalStores) => insideTransaction.run(true, () => work(stores));
+    if (this.failuresLeft === 0) return this.inner.run(traced);
     this.failuresLeft -= 1;
     return this.inner.run(async (stores) => {
-      await work(stores);
+      await traced(stores);
       throw new Error('deadlock found when trying to get lock; try restarting transaction');
     });
   }
@@ -157,6 +177,7 @@ export class SwitchablePublisher implements MessagePublisher {
   constructor(private readonly inner: MessagePublisher) {}
 
   publish(message: OutboundMessage): Promise<void> {
+    noteCall('publisher.publish');
     this.attempts += 1;
     if (this.failing) return Promise.reject(new Error('broker not available'));
     return this.inner.publish(message);

@@ -1,0 +1,81 @@
+import type { OrderStatus, ReleaseReason } from '../../domain/index.js';
+import type { OrderReadModel, OrderView } from '../../application/index.js';
+import { type OrderRow, OrderSchema } from './mysql-schema.js';
+import type { MySqlSession } from './mysql-session.js';
+
+const toView = (row: OrderRow): OrderView => ({
+  orderId: row.orderId,
+  userId: row.userId,
+  productId: row.productId,
+  quantity: row.quantity,
+  status: row.status as OrderStatus,
+  reason: row.reason as ReleaseReason | null,
+  reservedAt: row.reservedAt.toISOString(),
+  updatedAt: row.updatedAt.toISOString(),
+});
+
+/** The `orders` table: the read model kept in step with the order streams, in the same transaction. */
+export class MySqlOrderReadModel implements OrderReadModel {
+  constructor(private readonly session: MySqlSession) {}
+
+  upsert(order: OrderView): Promise<void> {
+    return this.session.run('upsert order', async (em) => {
+      await em.upsert(
+        OrderSchema,
+        {
+          orderId: order.orderId,
+          userId: order.userId,
+          productId: order.productId,
+          quantity: order.quantity,
+          status: order.status,
+          reason: order.reason,
+          reservedAt: new Date(order.reservedAt),
+          updatedAt: new Date(order.updatedAt),
+        },
+        { disableIdentityMap: true },
+      );
+    });
+  }
+
+  get(orderId: string): Promise<OrderView | null> {
+    return this.session.run('read order', async (em) => {
+      const row = await em.findOne(OrderSchema, { orderId }, { disableIdentityMap: true });
+      return row ? toView(row) : null;
+    });
+  }
+
+  unitsHeld(userId: string, productId: number, statuses: readonly OrderStatus[]): Promise<number> {
+    return this.session.run('units held', async (em) => {
+      const rows = await em.find(
+        OrderSchema,
+        { userId, productId, status: { $in: [...statuses] } },
+        { fields: ['quantity'], disableIdentityMap: true },
+      );
+      return rows.reduce((sum, row) => sum + row.quantity, 0);
+    });
+  }
+
+  findByStatus(status: OrderStatus, updatedBefore: string, limit: number): Promise<OrderView[]> {
+    return this.session.run('orders by status', async (em) =>
+      (
+        await em.find(
+          OrderSchema,
+          { status, updatedAt: { $lt: new Date(updatedBefore) } },
+          { orderBy: { updatedAt: 'asc' }, limit, disableIdentityMap: true },
+        )
+      ).map(toView),
+    );
+  }
+
+  findByProduct(productId: number, statuses: readonly OrderStatus[]): Promise<OrderView[]> {
+    return this.session.run('orders by product', async (em) =>
+      (
+        await em.find(
+          OrderSchema,
+          { productId, status: { $in: [...statuses] } },
+          { disableIdentityMap: true },
+        )
+      ).map(toView),
+    );
+  }
+}

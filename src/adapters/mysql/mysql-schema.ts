@@ -1,0 +1,124 @@
+import { BigIntType, EntitySchema, type OptionalProps } from '@mikro-orm/core';
+
+/** Persistence models: rows as MikroORM maps them. The domain knows nothing of them. */
+
+export type EventRow = {
+  [OptionalProps]?: 'position';
+  position: number;
+  streamId: string;
+  streamVersion: number;
+  type: string;
+  payload: unknown;
+  metadata: unknown;
+  occurredAt: Date;
+};
+
+export type ProductRow = {
+  [OptionalProps]?: 'id' | 'version';
+  id: number;
+  name: string;
+  stock: number;
+  version: number;
+  perUserLimit: number;
+  maxPerOrder: number;
+  saleStartsAt: Date | null;
+  saleEndsAt: Date | null;
+};
+
+export type OrderRow = {
+  orderId: string;
+  userId: string;
+  productId: number;
+  quantity: number;
+  status: string;
+  reason: string | null;
+  reservedAt: Date;
+  updatedAt: Date;
+};
+
+export type OutboxRow = {
+  [OptionalProps]?: 'id' | 'status' | 'attempts' | 'lastError';
+  id: number;
+  messageId: string;
+  orderId: string;
+  topic: string;
+  key: string;
+  payload: string;
+  headers: unknown;
+  status: number;
+  attempts: number;
+  lastError: string | null;
+  createdAt: Date;
+  updatedAt: Date;
+};
+
+const instant = { type: 'datetime', length: 3 } as const;
+
+export const EventSchema = new EntitySchema<EventRow>({
+  name: 'EventRow',
+  tableName: 'event_store',
+  properties: {
+    position: { type: new BigIntType('number'), primary: true, autoincrement: true },
+    streamId: { type: 'string', length: 100 },
+    streamVersion: { type: 'integer' },
+    type: { type: 'string', length: 64 },
+    payload: { type: 'json' },
+    metadata: { type: 'json' },
+    occurredAt: instant,
+  },
+});
+
+export const ProductSchema = new EntitySchema<ProductRow>({
+  name: 'ProductRow',
+  tableName: 'product',
+  properties: {
+    id: { type: 'integer', primary: true, autoincrement: true },
+    name: { type: 'string', length: 200 },
+    stock: { type: 'integer' },
+    version: { type: 'integer' },
+    perUserLimit: { type: 'integer' },
+    maxPerOrder: { type: 'integer' },
+    saleStartsAt: { ...instant, nullable: true },
+    saleEndsAt: { ...instant, nullable: true },
+  },
+});
+
+export const OrderSchema = new EntitySchema<OrderRow>({
+  name: 'OrderRow',
+  tableName: 'orders',
+  properties: {
+    orderId: { type: 'string', length: 64, primary: true },
+    userId: { type: 'string', length: 64 },
+    productId: { type: 'integer' },
+    quantity: { type: 'integer' },
+    status: { type: 'string', length: 16 },
+    reason: { type: 'string', length: 32, nullable: true },
+    reservedAt: instant,
+    updatedAt: instant,
+  },
+});
+
+export const OutboxSchema = new EntitySchema<OutboxRow>({
+  name: 'OutboxRow',
+  tableName: 'outbox_message',
+  properties: {
+    id: { type: new BigIntType('number'), primary: true, autoincrement: true },
+    messageId: { type: 'string', length: 100 },
+    orderId: { type: 'string', length: 64 },
+    topic: { type: 'string', length: 100 },
+    key: { type: 'string', length: 100 },
+    payload: { type: 'text' },
+    headers: { type: 'json' },
+    status: { type: 'tinyint' },
+    attempts: { type: 'integer' },
+    lastError: { type: 'text', nullable: true },
+    createdAt: instant,
+    updatedAt: instant,
+  },
+});
+
+export const ENTITIES = [EventSchema, ProductSchema, OrderSchema, OutboxSchema];
+
+/** MariaDB stores JSON as text and hands it back as a string; MySQL hands back the value. Accept both. */
+export const fromJson = <T>(value: unknown): T =>
+  (typeof value === 'string' ? JSON.parse(value) : value) as T;

@@ -1,0 +1,46 @@
+import { afterAll, beforeAll } from '@jest/globals';
+import { MySqlEventStore } from '../../src/adapters/mysql/mysql-event-store.js';
+import { MySqlInventory } from '../../src/adapters/mysql/mysql-inventory.js';
+import { MySqlOrderReadModel } from '../../src/adapters/mysql/mysql-order-read-model.js';
+import { MySqlOutbox } from '../../src/adapters/mysql/mysql-outbox.js';
+import { standaloneSession } from '../../src/adapters/mysql/mysql-session.js';
+import { MySqlUnitOfWork } from '../../src/adapters/mysql/mysql-unit-of-work.js';
+import { eventStoreContract } from '../contract/event-store.contract.js';
+import { inventoryContract } from '../contract/inventory.contract.js';
+import { orderReadModelContract } from '../contract/order-read-model.contract.js';
+import { outboxContract } from '../contract/outbox.contract.js';
+import { unitOfWorkContract } from '../contract/unit-of-work.contract.js';
+import { createTestDatabase, emptyTables, type TestDatabase } from '../support/mysql-database.js';
+
+const TIMEOUT_MS = 10_000;
+let db: TestDatabase;
+
+beforeAll(async () => {
+  db = await createTestDatabase({ poolMax: 30 });
+}, 60_000);
+
+afterAll(async () => {
+  await db.drop();
+});
+
+const session = () => standaloneSession(db.orm.em, TIMEOUT_MS);
+const clean = async <T>(build: () => T): Promise<T> => {
+  await emptyTables(db.orm);
+  return build();
+};
+
+eventStoreContract('MySqlEventStore (MariaDB)', () => clean(() => new MySqlEventStore(session())));
+inventoryContract('MySqlInventory (MariaDB)', () => clean(() => new MySqlInventory(session())));
+orderReadModelContract('MySqlOrderReadModel (MariaDB)', () =>
+  clean(() => new MySqlOrderReadModel(session())),
+);
+outboxContract('MySqlOutbox (MariaDB)', () => clean(() => new MySqlOutbox(session())));
+unitOfWorkContract('MySqlUnitOfWork (MariaDB)', () =>
+  clean(() => ({
+    unitOfWork: new MySqlUnitOfWork(db.orm, TIMEOUT_MS),
+    events: new MySqlEventStore(session()),
+    orders: new MySqlOrderReadModel(session()),
+    outbox: new MySqlOutbox(session()),
+    inventory: new MySqlInventory(session()),
+  })),
+);

@@ -1,0 +1,71 @@
+import { createServer, type Server, type Socket, connect } from 'node:net';
+
+/**
+ * A loopback TCP proxy in front of a real server, to make that server "stop answering" (freeze: bytes are
+ * held, connections stay open) or "go down" (every connection cut, new ones refused) on demand.
+ */
+export class TcpProxy {
+  private server: Server | null = null;
+  private readonly pairs = new Set<[Socket, Socket]>();
+  private frozen = false;
+  port = 0;
+
+  constructor(
+    private readonly targetHost: string,
+    private readonly targetPort: number,
+  ) {}
+
+  async start(): Promise<this> {
+    this.server = createServer((client) => this.accept(client));
+    await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
+    this.port = (this.server.address() as { port: number }).port;
+    return this;
+  }
+
+  freeze(): void {
+    this.frozen = true;
+    for (const [client, upstream] of this.pairs) {
+      client.pause();
+      upstream.pause();
+    }
+  }
+
+  thaw(): void {
+    this.frozen = false;
+    for (const [client, upstream] of this.pairs) {
+      client.resume();
+      upstream.resume();
+    }
+  }
+
+  /** Cuts every connection and refuses new ones. */
+  async down(): Promise<void> {
+    for (const [client, upstream] of this.pairs) {
+      client.destroy();
+      upstream.destroy();
+    }
+    this.pairs.clear();
+    const server = this.server;
+    this.server = null;
+    if (server) await new Promise<void>((resolve) => server.close(() => resolve()));
+  }
+
+  private accept(client: Socket): void {
+    const upstream = connect(this.targetPort, this.targetHost);
+    const pair: [Socket, Socket] = [client, upstream];
+    this.pairs.add(pair);
+    client.pipe(upstream);
+    upstream.pipe(client);
+    if (this.frozen) {
+      client.pause();
+      upstream.pause();
+    }
+    const drop = () => {
+      client.destroy();
+      upstream.destroy();
+      this.pairs.delete(pair);
+    };
+    client.on('error', drop).on('close', drop);
+    upstream.on('error', drop).on('close', drop);
+  }
+}
