@@ -1,0 +1,29 @@
+import { Kafka, logLevel, type LogEntry } from 'kafkajs';
+import type { Logger } from '../../application/index.js';
+
+export type KafkaOptions = Readonly<{
+  brokers: readonly string[];
+  clientId?: string;
+  /** a broker request without an answer by then fails (a frozen broker never hangs a caller for long) */
+  requestTimeoutMs?: number;
+  connectionTimeoutMs?: number;
+}>;
+
+/** KafkaJS with its logs sent to the service's logger (warnings and errors only). */
+export const createKafka = (options: KafkaOptions, logger: Logger): Kafka =>
+  new Kafka({
+    clientId: options.clientId ?? 'seckill',
+    brokers: [...options.brokers],
+    requestTimeout: options.requestTimeoutMs ?? 5_000,
+    connectionTimeout: options.connectionTimeoutMs ?? 2_000,
+    retry: { initialRetryTime: 100, retries: 5, maxRetryTime: 2_000 },
+    logLevel: logLevel.WARN,
+    logCreator:
+      () =>
+      ({ namespace, level, log }: LogEntry) => {
+        const { message, ...details } = log;
+        const entry = { kafka: namespace, ...details };
+        if (level <= logLevel.ERROR) logger.error(entry, `kafka: ${message}`);
+        else logger.warn(entry, `kafka: ${message}`);
+      },
+  });

@@ -1,0 +1,120 @@
+import type { Consumer, EachBatchPayload, Kafka, KafkaMessage } from 'kafkajs';
+import type { InboundMessage, Logger, MessageSubscriber } from '../../application/index.js';
+
+export type KafkaSubscriberOptions = Readonly<{
+  /** partitions one consumer works on at once; one product always sits in one partition */
+  partitionsConsumedConcurrently?: number;
+  /** wait before a failed batch (say, MySQL down) is delivered again */
+  retryDelayMs?: number;
+  /** a member that stops heartbeating is dropped after this; a restarted worker rejoins its group within it */
+  sessionTimeoutMs?: number;
+  /** how long an idle fetch waits at the broker; also bounds how long a disconnect waits */
+  maxWaitTimeMs?: number;
+}>;
+
+const headerText = (value: Buffer | string | (Buffer | string)[] | undefined): string | undefined => {
+  if (value === undefined) return undefined;
+  const first = Array.isArray(value) ? value[0] : value;
+  return first === undefined ? undefined : first.toString();
+};
+
+const toInbound = (topic: string, partition: number, message: KafkaMessage): InboundMessage => {
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(message.headers ?? {})) {
+    const text = headerText(value);
+    if (text !== undefined) headers[name] = text;
+  }
+  return {
+    topic,
+    partition,
+    offset: message.offset,
+    key: message.key?.toString() ?? '',
+    payload: message.value?.toString() ?? '',
+    headers,
+  };
+};
+
+/**
+ * Consumer groups on KafkaJS with manual offsets: a batch's offset is committed only after the handler
+ * resolved, i.e. after the MySQL transaction committed. A batch whose handler throws is not committed: its
+ * partition pauses, seeks back to the batch's first offset and resumes after a delay, so nothing is lost or
+ * skipped while, say, MySQL is down.
+ */
+export class KafkaMessageSubscriber implements MessageSubscriber {
+  private readonly consumers: Consumer[] = [];
+
+  constructor(
+    private readonly kafka: Kafka,
+    private readonly logger: Logger,
+    private readonly options: KafkaSubscriberOptions = {},
+  ) {}
+
+  async subscribe(
+    spec: Readonly<{ topic: string; groupId: string }>,
+    handler: (messages: readonly InboundMessage[]) => Promise<void>,
+  ): Promise<void> {
+    const consumer = this.kafka.consumer({
+      groupId: spec.groupId,
+      allowAutoTopicCreation: true,
+      sessionTimeout: this.options.sessionTimeoutMs ?? 30_000,
+      heartbeatInterval: Math.max(500, Math.floor((this.options.sessionTimeoutMs ?? 30_000) / 10)),
+      maxWaitTimeInMs: this.options.maxWaitTimeMs ?? 1_000,
+      retry: { retries: 10, initialRetryTime: 100, maxRetryTime: 2_000 },
+    });
+    this.consumers.push(consumer);
+    await consumer.connect();
+    await consumer.subscribe({ topic: spec.topic, fromBeginning: true });
+    await consumer.run({
+      autoCommit: false,
+      eachBatchAutoResolve: false,
+      partitionsConsumedConcurrently: this.options.partitionsConsumedConcurrently ?? 2,
+      eachBatch: (payload) => this.handleBatch(consumer, spec.groupId, payload, handler),
+    });
+  }
+
+  async stop(): Promise<void> {
+    const consumers = this.consumers.splice(0);
+    await Promise.all(consumers.map((c) => c.disconnect()));
+  }
+
+  private async handleBatch(
+    consumer: Consumer,
+    groupId: string,
+    {
+      batch,
+      resolveOffset,
+      heartbeat,
+      commitOffsetsIfNecessary,
+      isStale,
+      isRunning,
+      pause,
+    }: EachBatchPayload,
+    handler: (messages: readonly InboundMessage[]) => Promise<void>,
+  ): Promise<void> {
+    if (batch.messages.length === 0 || isStale() || !isRunning()) return;
+    const { topic, partition } = batch;
+    const messages = batch.messages.map((m) => toInbound(topic, partition, m));
+    try {
+      await handler(messages);
+    } catch (error) {
+      this.logger.warn(
+        { groupId, topic, partition, offset: batch.firstOffset(), err: String(error) },
+        'batch failed; it is delivered again after a pause',
+      );
+      consumer.seek({ topic, partition, offset: batch.firstOffset() ?? batch.messages[0]!.offset });
+      const resume = pause();
+      setTimeout(resume, this.options.retryDelayMs ?? 1_000).unref();
+      return;
+    }
+    const last = batch.lastOffset();
+    resolveOffset(last);
+    await commitOffsetsIfNecessary({
+      topics: [{ topic, partitions: [{ partition, offset: (BigInt(last) + 1n).toString() }] }],
+    });
+    await heartbeat();
+    this.logger.info(
+      { groupId, topic, partition, messages: messages.length, pid: process.pid },
+      'batch handled',
+    );
+  }
+}
