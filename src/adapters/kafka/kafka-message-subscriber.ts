@@ -80,18 +80,11 @@ export class KafkaMessageSubscriber implements MessageSubscriber {
   private async handleBatch(
     consumer: Consumer,
     groupId: string,
-    {
-      batch,
-      resolveOffset,
-      heartbeat,
-      commitOffsetsIfNecessary,
-      isStale,
-      isRunning,
-      pause,
-    }: EachBatchPayload,
+    payload: EachBatchPayload,
     handler: (messages: readonly InboundMessage[]) => Promise<void>,
   ): Promise<void> {
-    if (batch.messages.length === 0 || isStale() || !isRunning()) return;
+    const { batch } = payload;
+    if (batch.messages.length === 0 || payload.isStale() || !payload.isRunning()) return;
     const { topic, partition } = batch;
     const messages = batch.messages.map((m) => toInbound(topic, partition, m));
     try {
@@ -102,16 +95,16 @@ export class KafkaMessageSubscriber implements MessageSubscriber {
         'batch failed; it is delivered again after a pause',
       );
       consumer.seek({ topic, partition, offset: batch.firstOffset() ?? batch.messages[0]!.offset });
-      const resume = pause();
+      const resume = payload.pause();
       setTimeout(resume, this.options.retryDelayMs ?? 1_000).unref();
       return;
     }
     const last = batch.lastOffset();
-    resolveOffset(last);
-    await commitOffsetsIfNecessary({
+    payload.resolveOffset(last);
+    await payload.commitOffsetsIfNecessary({
       topics: [{ topic, partitions: [{ partition, offset: (BigInt(last) + 1n).toString() }] }],
     });
-    await heartbeat();
+    await payload.heartbeat();
     this.logger.info(
       { groupId, topic, partition, messages: messages.length, pid: process.pid },
       'batch handled',
