@@ -17,6 +17,17 @@ const EnvSchema = z.object({
   SECKILL_MYSQL_ACQUIRE_TIMEOUT_MS: intFrom(2_000, 100),
   SECKILL_MYSQL_TIMEOUT_MS: intFrom(3_000, 100),
   SECKILL_REDIS_TIMEOUT_MS: intFrom(1_000, 50),
+  SECKILL_REDIS_NAMESPACE: z
+    .string()
+    .regex(/^[A-Za-z0-9_.:-]*$/, 'letters, digits and _ . : - only (no braces: they would break hash tags)')
+    .default(''),
+  SECKILL_KAFKA_CLIENT_ID: z.string().min(1).default('seckill'),
+  SECKILL_KAFKA_SESSION_TIMEOUT_MS: intFrom(30_000, 1_000),
+  SECKILL_KAFKA_REQUEST_TIMEOUT_MS: intFrom(5_000, 100),
+  SECKILL_KAFKA_CONCURRENCY: intFrom(2, 1),
+  SECKILL_KAFKA_CREATE_TOPICS: z.enum(['true', 'false']).default('false'),
+  SECKILL_KAFKA_PARTITIONS: intFrom(12, 1),
+  SECKILL_KAFKA_REPLICATION: intFrom(3, 1),
   SECKILL_KAFKA_BROKERS: z.string().default('127.0.0.1:9092'),
   SECKILL_JWT_SECRET: z.string().min(32, 'SECKILL_JWT_SECRET must be at least 32 characters').optional(),
   SECKILL_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
@@ -57,6 +68,18 @@ export type Config = Readonly<{
     operationTimeoutMs: number;
   }>;
   redisTimeoutMs: number;
+  /** prefix of every Redis key and channel, to share one Redis between deployments */
+  redisNamespace: string;
+  kafka: Readonly<{
+    clientId: string;
+    sessionTimeoutMs: number;
+    requestTimeoutMs: number;
+    partitionsConsumedConcurrently: number;
+    /** create the topics at start (a real cluster); the test broker auto-creates them */
+    createTopics: boolean;
+    partitions: number;
+    replicationFactor: number;
+  }>;
   kafkaBrokers: string[];
   jwtSecret: string;
   /** true when no secret was given and the memory profile fell back to the development one */
@@ -114,6 +137,16 @@ export const loadConfig = (env: NodeJS.ProcessEnv = process.env): Config => {
       operationTimeoutMs: e.SECKILL_MYSQL_TIMEOUT_MS,
     },
     redisTimeoutMs: e.SECKILL_REDIS_TIMEOUT_MS,
+    redisNamespace: e.SECKILL_REDIS_NAMESPACE,
+    kafka: {
+      clientId: e.SECKILL_KAFKA_CLIENT_ID,
+      sessionTimeoutMs: e.SECKILL_KAFKA_SESSION_TIMEOUT_MS,
+      requestTimeoutMs: e.SECKILL_KAFKA_REQUEST_TIMEOUT_MS,
+      partitionsConsumedConcurrently: e.SECKILL_KAFKA_CONCURRENCY,
+      createTopics: e.SECKILL_KAFKA_CREATE_TOPICS === 'true',
+      partitions: e.SECKILL_KAFKA_PARTITIONS,
+      replicationFactor: e.SECKILL_KAFKA_REPLICATION,
+    },
     kafkaBrokers: e.SECKILL_KAFKA_BROKERS.split(',')
       .map((b) => b.trim())
       .filter(Boolean),

@@ -48,7 +48,21 @@ import { MemoryStockGate } from '../adapters/memory/memory-stock-gate.js';
 import { MemoryUnitOfWork } from '../adapters/memory/memory-unit-of-work.js';
 import { RandomIdGenerator } from '../adapters/system/random-id-generator.js';
 import { SystemClock } from '../adapters/system/system-clock.js';
+import { KafkaMessageSubscriber } from '../adapters/kafka/kafka-message-subscriber.js';
+import { MySqlEventStore } from '../adapters/mysql/mysql-event-store.js';
+import { MySqlHealthCheck } from '../adapters/mysql/mysql-health-check.js';
+import { MySqlInventory } from '../adapters/mysql/mysql-inventory.js';
+import { MySqlOrderReadModel } from '../adapters/mysql/mysql-order-read-model.js';
+import { MySqlOutbox } from '../adapters/mysql/mysql-outbox.js';
+import { standaloneSession } from '../adapters/mysql/mysql-session.js';
+import { MySqlUnitOfWork } from '../adapters/mysql/mysql-unit-of-work.js';
+import { RedisHealthCheck } from '../adapters/redis/redis-health-check.js';
+import { RedisLock } from '../adapters/redis/redis-lock.js';
+import { RedisRateLimiter } from '../adapters/redis/redis-rate-limiter.js';
+import { RedisSoldOutFlags } from '../adapters/redis/redis-sold-out-flags.js';
+import { RedisStockGate } from '../adapters/redis/redis-stock-gate.js';
 import { type Config, ConfigError } from './config.js';
+import type { RealResources } from './real-resources.js';
 import type { AppLogger } from './logger.js';
 import { PrometheusMetrics } from './metrics.js';
 
@@ -74,6 +88,45 @@ export const TYPES = {
 } as const;
 
 export type ContainerOverrides = Readonly<{ clock?: Clock }>;
+
+/** The real profile: Redis takes the flood, MySQL has the final word, Kafka carries the rest. */
+const bindRealProfile = (container: Container, config: Config, r: RealResources): void => {
+  const ns = config.redisNamespace;
+  const timeout = config.mysql.operationTimeoutMs;
+  const clockNow = (get: <U>(id: ServiceIdentifier<U>) => U) => () => get<Clock>(CLOCK).now();
+  const session = standaloneSession(r.orm.em, timeout);
+  singleton(container, EVENT_STORE, (get) => new MySqlEventStore(session, clockNow(get)));
+  container.bind(INVENTORY).toConstantValue(new MySqlInventory(session));
+  container.bind(ORDER_READ_MODEL).toConstantValue(new MySqlOrderReadModel(session));
+  container.bind(OUTBOX).toConstantValue(new MySqlOutbox(session));
+  singleton(container, UNIT_OF_WORK, (get) => new MySqlUnitOfWork(r.orm, timeout, clockNow(get)));
+  container.bind(STOCK_GATE).toConstantValue(new RedisStockGate(r.redis, ns));
+  container
+    .bind(DUPLICATE_REQUEST_LOCK)
+    .toConstantValue(new RedisLock(r.redis, r.redisSubscriber, { namespace: ns }));
+  container.bind(SOLD_OUT_FLAGS).toConstantValue(new RedisSoldOutFlags(r.redis, r.redisSubscriber, ns));
+  container.bind(RATE_LIMITER).toConstantValue(
+    new RedisRateLimiter(r.redis, {
+      points: config.rateLimit.points,
+      durationSeconds: config.rateLimit.windowSeconds,
+      namespace: ns,
+    }),
+  );
+  container.bind(MESSAGE_PUBLISHER).toConstantValue(r.publisher);
+  singleton(
+    container,
+    MESSAGE_SUBSCRIBER,
+    (get) =>
+      new KafkaMessageSubscriber(r.kafka, get(LOGGER), {
+        sessionTimeoutMs: config.kafka.sessionTimeoutMs,
+        partitionsConsumedConcurrently: config.kafka.partitionsConsumedConcurrently,
+      }),
+  );
+  singleton(container, SCHEDULER, (get) => new MemoryScheduler(get(LOGGER)));
+  container
+    .bind<HealthCheck[]>(HEALTH_CHECKS)
+    .toConstantValue([new RedisHealthCheck(r.redis), new MySqlHealthCheck(r.orm), r.kafkaHealth]);
+};
 
 const singleton = <T>(
   container: Container,
@@ -247,6 +300,7 @@ export const buildContainer = (
   config: Config,
   logger: AppLogger,
   overrides: ContainerOverrides = {},
+  resources: RealResources | null = null,
 ): Container => {
   const container = new Container();
   container.bind(TYPES.Config).toConstantValue(config);
@@ -258,10 +312,8 @@ export const buildContainer = (
   container.bind(METRICS).toConstantValue(metrics);
   container.bind(TYPES.Tokens).toConstantValue(new JwtTokens(config.jwtSecret));
   if (config.profile === 'memory') bindMemoryProfile(container, config);
-  else
-    throw new ConfigError(
-      'the real profile needs the Redis, MySQL and Kafka adapters, which are not part of this build yet; use SECKILL_PROFILE=memory',
-    );
+  else if (resources) bindRealProfile(container, config, resources);
+  else throw new ConfigError('the real profile needs its connections opened first');
   bindUseCases(container, config);
   return container;
 };

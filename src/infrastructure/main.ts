@@ -3,6 +3,8 @@ import { JwtTokens } from '../adapters/http/tokens.js';
 import { migrate, openMySql } from '../adapters/mysql/mysql-orm.js';
 import { type Config, ConfigError, loadConfig } from './config.js';
 import { createLogger } from './logger.js';
+import type { AuditHistory } from '../application/index.js';
+import { TYPES } from './container.js';
 import { type Roles, SeckillService } from './service.js';
 import { runSimulation, type SimulationOptions } from './simulate.js';
 
@@ -65,11 +67,15 @@ const banner = (config: Config, url: string, productId: number) => {
   say('');
 };
 
-const audit = async (options: { json?: boolean; url?: string }): Promise<number> => {
-  const config = loadConfig();
-  if (config.profile !== 'memory') throw new ConfigError('the real profile is not part of this build yet');
-  // The memory profile keeps its event store inside the serving process: ask it over HTTP.
-  const url = options.url ?? config.serviceUrl;
+type AuditReport = {
+  ok: boolean;
+  eventsReplayed: number;
+  violations: Array<{ kind: string; detail: string }>;
+  products: unknown[];
+};
+
+/** The memory profile keeps its event store inside the serving process: ask that process over HTTP. */
+const auditOverHttp = async (config: Config, url: string): Promise<AuditReport> => {
   const token = await new JwtTokens(config.jwtSecret).sign({ userId: 'seckill-cli', role: 'admin' }, 300);
   const response = await fetch(`${url}/api/v1/admin/audit`, {
     headers: { authorization: `Bearer ${token}` },
@@ -78,15 +84,27 @@ const audit = async (options: { json?: boolean; url?: string }): Promise<number>
   });
   if (!response.ok)
     throw new ConfigError(`the audit endpoint answered ${response.status}: ${await response.text()}`);
-  const report = (await response.json()) as {
-    ok: boolean;
-    eventsReplayed: number;
-    violations: Array<{ kind: string; detail: string }>;
-    products: unknown[];
-  };
+  return (await response.json()) as AuditReport;
+};
+
+/** The real profile replays MySQL's event store right here, and compares with MySQL and Redis. */
+const auditInProcess = async (config: Config): Promise<AuditReport> => {
+  const service = await SeckillService.start(config, { http: false, worker: false }, createLogger('warn'));
+  try {
+    return await service.get<AuditHistory>(TYPES.AuditHistory).run();
+  } finally {
+    await service.close();
+  }
+};
+
+const audit = async (options: { json?: boolean; url?: string }): Promise<number> => {
+  const config = loadConfig();
+  const source = config.profile === 'memory' ? (options.url ?? config.serviceUrl) : 'the event store';
+  const report =
+    config.profile === 'memory' ? await auditOverHttp(config, source) : await auditInProcess(config);
   if (options.json) say(JSON.stringify(report, null, 2));
   else {
-    say(`audit of ${url}: ${report.eventsReplayed} events replayed, ${report.products.length} products`);
+    say(`audit of ${source}: ${report.eventsReplayed} events replayed, ${report.products.length} products`);
     for (const v of report.violations) say(`  VIOLATION ${v.kind}: ${v.detail}`);
     say(report.ok ? 'audit: clean' : `audit: ${report.violations.length} violation(s)`);
   }

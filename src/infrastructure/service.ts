@@ -12,7 +12,10 @@ import {
   type ManageProducts,
   type MessageSubscriber,
   MESSAGE_SUBSCRIBER,
+  OUTBOX,
+  type Outbox,
   type OutboxDispatcher,
+  OutboxStatus,
   type ReconcileStock,
   type RelayOutbox,
   type ReleaseOrder,
@@ -27,6 +30,7 @@ import type { Config } from './config.js';
 import { buildContainer, type ContainerOverrides, TYPES } from './container.js';
 import type { AppLogger } from './logger.js';
 import type { PrometheusMetrics } from './metrics.js';
+import { openRealResources, type RealResources } from './real-resources.js';
 
 export type Roles = Readonly<{ http: boolean; worker: boolean }>;
 
@@ -49,6 +53,7 @@ export class SeckillService {
     readonly config: Config,
     readonly container: Container,
     private readonly logger: AppLogger,
+    private readonly resources: RealResources | null,
   ) {}
 
   static async start(
@@ -57,7 +62,9 @@ export class SeckillService {
     logger: AppLogger,
     overrides: ContainerOverrides = {},
   ): Promise<SeckillService> {
-    const service = new SeckillService(config, buildContainer(config, logger, overrides), logger);
+    const resources = config.profile === 'real' ? await openRealResources(config, logger) : null;
+    const container = buildContainer(config, logger, overrides, resources);
+    const service = new SeckillService(config, container, logger, resources);
     if (roles.worker) await service.startWorker();
     if (roles.http) await service.startHttp();
     return service;
@@ -75,16 +82,30 @@ export class SeckillService {
   }
 
   /**
-   * Memory profile: resolves once every accepted reservation has been decided and every release given back
-   * to the gate, i.e. when no publish is in flight and every consumer group has caught up.
+   * Resolves once every accepted reservation has been decided and every release given back to the gate:
+   * nothing is being published, and no outbox row waits to be sent or consumed. On the memory profile the
+   * bus says so exactly; on the real one the outbox is polled (up to `timeoutMs`).
    */
-  async drained(): Promise<void> {
-    const bus = this.get<MemoryMessageBus>(TYPES.MemoryBus);
+  async drained(timeoutMs = 60_000): Promise<void> {
     const dispatcher = this.get<OutboxDispatcher>(TYPES.Dispatcher);
-    do {
+    if (this.config.profile === 'memory') {
+      const bus = this.get<MemoryMessageBus>(TYPES.MemoryBus);
+      do {
+        await dispatcher.settle();
+        await bus.whenIdle();
+      } while (dispatcher.busy);
+      return;
+    }
+    const outbox = this.get<Outbox>(OUTBOX);
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
       await dispatcher.settle();
-      await bus.whenIdle();
-    } while (dispatcher.busy);
+      const counts = await outbox.countByStatus();
+      const open = counts[OutboxStatus.PENDING] + counts[OutboxStatus.SENT] + counts[OutboxStatus.FAILED];
+      if (open === 0 && !dispatcher.busy) return;
+      if (Date.now() > deadline) throw new Error(`the pipeline still has ${open} outbox rows open`);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
   }
 
   async listDemoProduct(): Promise<number> {
@@ -115,6 +136,7 @@ export class SeckillService {
     }
     await this.get<OutboxDispatcher>(TYPES.Dispatcher).settle();
     await this.subscriber?.stop();
+    await this.resources?.close();
   }
 
   private async startHttp(): Promise<void> {

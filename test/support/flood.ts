@@ -1,0 +1,90 @@
+import type { ApiClient, Answer } from './e2e-service.js';
+import { inParallel } from './e2e-service.js';
+
+export type FloodOptions = Readonly<{
+  productId: number;
+  buyers: number;
+  concurrency: number;
+  seed: number;
+  /** every n-th buyer clicks this many times more (double clicks and retries) */
+  repeatEvery?: number;
+  repeats?: number;
+  /** runs once, after this many answers: lets a test break something in the middle of the flood */
+  midway?: Readonly<{ after: number; action: () => void | Promise<void> }>;
+}>;
+
+export type FloodResult = Readonly<{
+  answers: ReadonlyArray<{ buyer: number; answer: Answer }>;
+  accepted: ReadonlyArray<{ buyer: number; orderId: string }>;
+  codes: ReadonlyMap<string, number>;
+  /** answers other than 202 and the expected rejections */
+  unexpected: readonly string[];
+  /** reads back every accepted order */
+  decide: () => Promise<{ sold: number; undecided: number; maxUnitsPerBuyer: number }>;
+}>;
+
+const EXPECTED = new Set(['ACCEPTED', 'SOLD_OUT', 'LIMIT_EXCEEDED', 'DUPLICATE_REQUEST']);
+
+const shuffled = <T>(items: T[], seed: number): T[] => {
+  let state = seed;
+  const random = () => (state = (state * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31;
+  for (let i = items.length - 1; i > 0; i--) {
+    const j = Math.floor(random() * (i + 1));
+    [items[i], items[j]] = [items[j]!, items[i]!];
+  }
+  return items;
+};
+
+/** Buyers race for one product over HTTP, some clicking more than once; every answer is kept. */
+export const runFlood = async (api: ApiClient, options: FloodOptions): Promise<FloodResult> => {
+  const tokens = await Promise.all(Array.from({ length: options.buyers }, (_, i) => api.token(`buyer-${i}`)));
+  const clicks: number[] = [];
+  tokens.forEach((_, buyer) => {
+    const extra = buyer % (options.repeatEvery ?? 3) === 0 ? (options.repeats ?? 3) : 0;
+    for (let c = 0; c <= extra; c++) clicks.push(buyer);
+  });
+  let answered = 0;
+  const answers = await inParallel(
+    shuffled(clicks, options.seed).map((buyer) => async () => {
+      const answer = await api.request('POST', '/api/v1/seckill/orders', {
+        token: tokens[buyer]!,
+        json: { productId: options.productId, quantity: 1 },
+      });
+      answered += 1;
+      if (options.midway && answered === options.midway.after) await options.midway.action();
+      return { buyer, answer };
+    }),
+    options.concurrency,
+  );
+  const codes = new Map<string, number>();
+  const unexpected: string[] = [];
+  for (const { answer } of answers) {
+    const code = answer.status === 202 ? 'ACCEPTED' : String(answer.body['code']);
+    codes.set(code, (codes.get(code) ?? 0) + 1);
+    if (!EXPECTED.has(code)) unexpected.push(`${answer.status} ${code}`);
+  }
+  const accepted = answers
+    .filter(({ answer }) => answer.status === 202)
+    .map(({ buyer, answer }) => ({ buyer, orderId: String(answer.body['orderId']) }));
+  const decide = async () => {
+    const orders = await inParallel(
+      accepted.map(({ buyer, orderId }) => async () => ({
+        buyer,
+        order: (await api.request('GET', `/api/v1/orders/${orderId}`, { token: tokens[buyer]! })).body,
+      })),
+      32,
+    );
+    const units = new Map<number, number>();
+    let sold = 0;
+    let undecided = 0;
+    for (const { buyer, order } of orders) {
+      if (order['status'] === 'RESERVED') undecided += 1;
+      if (order['status'] !== 'COMMITTED' && order['status'] !== 'PAID') continue;
+      const quantity = Number(order['quantity']);
+      sold += quantity;
+      units.set(buyer, (units.get(buyer) ?? 0) + quantity);
+    }
+    return { sold, undecided, maxUnitsPerBuyer: Math.max(0, ...units.values()) };
+  };
+  return { answers, accepted, codes, unexpected, decide };
+};

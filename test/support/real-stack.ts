@@ -1,0 +1,59 @@
+import { loadConfig } from '../../src/infrastructure/config.js';
+import { createLogger } from '../../src/infrastructure/logger.js';
+import { type Roles, SeckillService } from '../../src/infrastructure/service.js';
+import { createTestDatabase, type TestDatabase } from './mysql-database.js';
+import { dropNamespace, freshNamespace } from './redis-contracts.js';
+import { startTestBroker, type TestBroker } from './kafka.js';
+
+export const TEST_SECRET = 'seckill-real-stack-test-secret-0123456789';
+
+/** One isolated real stack: a database, a Redis namespace and a Kafka-protocol broker of its own. */
+export type RealStack = Readonly<{
+  db: TestDatabase;
+  broker: TestBroker;
+  namespace: string;
+  env: Record<string, string>;
+  start: (roles?: Roles, extraEnv?: Record<string, string>) => Promise<SeckillService>;
+  stop: () => Promise<void>;
+}>;
+
+export const createRealStack = async (extraEnv: Record<string, string> = {}): Promise<RealStack> => {
+  const [db, broker] = await Promise.all([createTestDatabase(), startTestBroker()]);
+  const namespace = freshNamespace();
+  const env: Record<string, string> = {
+    SECKILL_PROFILE: 'real',
+    SECKILL_JWT_SECRET: TEST_SECRET,
+    SECKILL_MYSQL_URL: db.url,
+    SECKILL_REDIS_URL: process.env['SECKILL_REDIS_URL'] ?? 'redis://127.0.0.1:6379',
+    SECKILL_REDIS_NAMESPACE: namespace,
+    SECKILL_KAFKA_BROKERS: broker.brokers,
+    SECKILL_KAFKA_SESSION_TIMEOUT_MS: '6000',
+    SECKILL_LOG_LEVEL: 'silent',
+    SECKILL_HOST: '127.0.0.1',
+    PORT: '0',
+    SECKILL_RATE_LIMIT_POINTS: '1000',
+    ...extraEnv,
+  };
+  const services: SeckillService[] = [];
+  return {
+    db,
+    broker,
+    namespace,
+    env,
+    start: async (roles = { http: true, worker: true }, more = {}) => {
+      const config = loadConfig({ ...env, ...more });
+      const service = await SeckillService.start(config, roles, createLogger(config.logLevel));
+      services.push(service);
+      return service;
+    },
+    stop: async () => {
+      for (const service of services.splice(0)) await service.close();
+      const { connectRedis } = await import('../../src/adapters/redis/redis-connection.js');
+      const redis = connectRedis({ url: env['SECKILL_REDIS_URL']! });
+      await dropNamespace(redis, namespace);
+      await redis.quit();
+      await broker.stop();
+      await db.drop();
+    },
+  };
+};
