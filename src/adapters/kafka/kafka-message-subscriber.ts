@@ -62,6 +62,13 @@ export class KafkaMessageSubscriber implements MessageSubscriber {
       retry: { retries: 10, initialRetryTime: 100, maxRetryTime: 2_000 },
     });
     this.consumers.push(consumer);
+    consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => {
+      const { memberId, memberAssignment } = payload;
+      this.logger.info(
+        { groupId: spec.groupId, memberId, assignment: memberAssignment, pid: process.pid },
+        'joined consumer group',
+      );
+    });
     await consumer.connect();
     await consumer.subscribe({ topic: spec.topic, fromBeginning: true });
     await consumer.run({

@@ -1,0 +1,106 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { createInterface } from 'node:readline';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { ConsumerGroups, Topics } from '../../src/application/index.js';
+import type { SeckillService } from '../../src/infrastructure/service.js';
+import { eventually } from '../support/contract-helpers.js';
+import { ApiClient, inParallel } from '../support/e2e-service.js';
+import { runFlood } from '../support/flood.js';
+import { createRealStack, type RealStack, TEST_SECRET } from '../support/real-stack.js';
+
+type LogLine = Record<string, unknown>;
+
+/** A `seckill worker` process, with its JSON log lines kept. */
+const startWorker = (env: Record<string, string>) => {
+  const lines: LogLine[] = [];
+  const child: ChildProcess = spawn('node', ['dist/src/infrastructure/main.js', 'worker'], {
+    env: { ...process.env, ...env, SECKILL_LOG_LEVEL: 'info' },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  createInterface({ input: child.stdout! }).on('line', (line) => {
+    try {
+      lines.push(JSON.parse(line) as LogLine);
+    } catch {
+      // not a log line
+    }
+  });
+  return { child, lines };
+};
+
+const latestAssignment = (lines: readonly LogLine[]): number[] | null => {
+  const joins = lines.filter(
+    (l) => l['msg'] === 'joined consumer group' && l['groupId'] === ConsumerGroups.COMMIT,
+  );
+  const last = joins.at(-1)?.['assignment'] as Record<string, number[]> | undefined;
+  return last ? (last[Topics.ORDERS_RESERVED] ?? []) : null;
+};
+
+const handled = (lines: readonly LogLine[]): number =>
+  lines
+    .filter((l) => l['msg'] === 'batch handled' && l['topic'] === Topics.ORDERS_RESERVED)
+    .reduce((sum, l) => sum + Number(l['messages']), 0);
+
+describe('two worker processes on the real stack', () => {
+  let stack: RealStack;
+  let api: SeckillService;
+  const workers: Array<ReturnType<typeof startWorker>> = [];
+
+  beforeAll(async () => {
+    stack = await createRealStack();
+    api = await stack.start({ http: true, worker: false });
+  }, 60_000);
+
+  afterAll(async () => {
+    for (const { child } of workers) {
+      if (child.exitCode !== null) continue;
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      child.kill('SIGTERM');
+      await exited;
+    }
+    await stack.stop();
+  });
+
+  it('share the orders through the consumer group, each order decided once', async () => {
+    workers.push(startWorker(stack.env), startWorker(stack.env));
+    // both members hold partitions of the order topic, between them all four, none twice
+    await eventually(
+      () => {
+        const [a, b] = workers.map((w) => latestAssignment(w.lines));
+        expect(a?.length).toBeGreaterThan(0);
+        expect(b?.length).toBeGreaterThan(0);
+        expect(new Set([...a!, ...b!]).size).toBe(a!.length + b!.length);
+        expect(a!.length + b!.length).toBe(4);
+      },
+      60_000,
+      200,
+    );
+
+    const client = new ApiClient(api.url, TEST_SECRET);
+    const products = await inParallel(
+      Array.from(
+        { length: 12 },
+        (_, i) => () => client.listProduct({ name: `Item ${i}`, stock: 10, perUserLimit: 1, maxPerOrder: 1 }),
+      ),
+      4,
+    );
+    const floods = await inParallel(
+      products.map(
+        (productId, i) => () =>
+          runFlood(client, { productId, buyers: 40, concurrency: 16, seed: i + 1, repeats: 1 }),
+      ),
+      3,
+    );
+    for (const flood of floods) expect(flood.unexpected).toEqual([]);
+
+    await api.drained(120_000);
+
+    for (const flood of floods) expect(await flood.decide()).toMatchObject({ sold: 10, undecided: 0 });
+    const [first, second] = workers.map((w) => handled(w.lines));
+    expect(first).toBeGreaterThan(0);
+    expect(second).toBeGreaterThan(0);
+    const audit = await client.request('GET', '/api/v1/admin/audit', {
+      token: await client.token('auditor', 'admin'),
+    });
+    expect(audit.body['violations']).toEqual([]);
+  });
+});
