@@ -65,8 +65,9 @@ export class SeckillService {
     const resources = config.profile === 'real' ? await openRealResources(config, logger) : null;
     const container = buildContainer(config, logger, overrides, resources);
     const service = new SeckillService(config, container, logger, resources);
-    if (roles.worker) await service.startWorker();
+    // buyers first: the API answers while the worker is still joining its consumer groups
     if (roles.http) await service.startHttp();
+    if (roles.worker) await service.startWorker();
     return service;
   }
 
@@ -167,13 +168,14 @@ export class SeckillService {
     const subscriber = this.get<MessageSubscriber>(MESSAGE_SUBSCRIBER);
     const commit = this.get<CommitReservations>(TYPES.CommitReservations);
     const compensate = this.get<CompensateReservation>(TYPES.CompensateReservation);
-    await subscriber.subscribe({ topic: Topics.ORDERS_RESERVED, groupId: ConsumerGroups.COMMIT }, (m) =>
-      commit.handle(m),
-    );
-    await subscriber.subscribe(
-      { topic: Topics.STOCK_COMPENSATION, groupId: ConsumerGroups.COMPENSATION },
-      (m) => compensate.handle(m),
-    );
+    await Promise.all([
+      subscriber.subscribe({ topic: Topics.ORDERS_RESERVED, groupId: ConsumerGroups.COMMIT }, (m) =>
+        commit.handle(m),
+      ),
+      subscriber.subscribe({ topic: Topics.STOCK_COMPENSATION, groupId: ConsumerGroups.COMPENSATION }, (m) =>
+        compensate.handle(m),
+      ),
+    ]);
     this.subscriber = subscriber;
 
     const scheduler = this.get<Scheduler>(SCHEDULER);

@@ -35,7 +35,7 @@ export const redisContracts = (label: string, url: () => string): void => {
   let client: RedisClient;
   const subscribers: RedisClient[] = [];
   const subscriber = () => {
-    const s = connectRedis({ url: url() });
+    const s = connectRedis({ url: url(), subscriber: true });
     subscribers.push(s);
     return s;
   };

@@ -15,10 +15,12 @@ export class TcpProxy {
     private readonly targetPort: number,
   ) {}
 
+  /** Listens on a free port, or on the same port again after `down()`. */
   async start(): Promise<this> {
-    this.server = createServer((client) => this.accept(client));
-    await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
-    this.port = (this.server.address() as { port: number }).port;
+    const server = createServer((client) => this.accept(client));
+    await new Promise<void>((resolve) => server.listen(this.port, '127.0.0.1', resolve));
+    this.server = server;
+    this.port = (server.address() as { port: number }).port;
     return this;
   }
 

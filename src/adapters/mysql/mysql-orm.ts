@@ -27,7 +27,8 @@ export const openMySql = async (options: MySqlOptions): Promise<MikroORM> => {
     dbName,
     entities: ENTITIES,
     extensions: [Migrator],
-    migrations: { migrationsList: MIGRATIONS, transactional: true, allOrNothing: true, silent: true },
+    // MySQL commits DDL implicitly: a migration cannot be rolled back as a whole, so none pretends to be
+    migrations: { migrationsList: MIGRATIONS, transactional: false, allOrNothing: false, silent: true },
     forceUtcTimezone: true,
     timezone: '+00:00',
     ensureDatabase: true,

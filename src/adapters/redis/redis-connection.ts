@@ -8,10 +8,15 @@ export type RedisConnectionOptions = Readonly<{
   url: string;
   /** a command that gets no answer within this fails (Redis down or frozen ⇒ 503, never a hang) */
   commandTimeoutMs?: number;
+  /**
+   * A connection for SUBSCRIBE only: it skips the ready check, whose INFO a subscribed connection may not
+   * send, and has no command timeout (a subscription waits for messages as long as it lives).
+   */
+  subscriber?: boolean;
 }>;
 
-const clientOptions = (commandTimeoutMs: number): RedisOptions => ({
-  commandTimeout: commandTimeoutMs,
+const clientOptions = (commandTimeoutMs: number, subscriber: boolean): RedisOptions => ({
+  ...(subscriber ? { enableReadyCheck: false } : { commandTimeout: commandTimeoutMs }),
   maxRetriesPerRequest: 1,
   connectTimeout: 2_000,
   // keep reconnecting in the background; requests meanwhile fail fast through the command timeout
@@ -24,7 +29,7 @@ export const connectRedis = (options: RedisConnectionOptions): RedisClient => {
     .split(',')
     .map((u) => u.trim())
     .filter(Boolean);
-  const redisOptions = clientOptions(options.commandTimeoutMs ?? 1_000);
+  const redisOptions = clientOptions(options.commandTimeoutMs ?? 1_000, options.subscriber ?? false);
   if (urls.length <= 1) return new Redis(urls[0] ?? 'redis://127.0.0.1:6379', redisOptions);
   const nodes = urls.map((u) => {
     const parsed = new URL(u);
@@ -32,9 +37,6 @@ export const connectRedis = (options: RedisConnectionOptions): RedisClient => {
   });
   return new Cluster(nodes, { redisOptions, scaleReads: 'master', enableReadyCheck: true });
 };
-
-/** A second connection for SUBSCRIBE: a subscribed connection can issue no other command. */
-export const duplicateForSubscribe = (client: RedisClient): RedisClient => client.duplicate();
 
 /** Turns any Redis failure into the port's unavailable error. */
 export const guarded = async <T>(what: string, call: () => Promise<T>): Promise<T> => {
