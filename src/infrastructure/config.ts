@@ -17,6 +17,7 @@ const EnvSchema = z.object({
   SECKILL_MYSQL_ACQUIRE_TIMEOUT_MS: intFrom(2_000, 100),
   SECKILL_MYSQL_TIMEOUT_MS: intFrom(3_000, 100),
   SECKILL_REDIS_TIMEOUT_MS: intFrom(1_000, 50),
+  SECKILL_SCHEDULER_REDIS_URL: z.string().optional(),
   SECKILL_REDIS_NAMESPACE: z
     .string()
     .regex(/^[A-Za-z0-9_.:-]*$/, 'letters, digits and _ . : - only (no braces: they would break hash tags)')
@@ -68,6 +69,8 @@ export type Config = Readonly<{
     operationTimeoutMs: number;
   }>;
   redisTimeoutMs: number;
+  /** agenda's Redis: a single node (its locking needs every key on one server) */
+  schedulerRedisUrl: string;
   /** prefix of every Redis key and channel, to share one Redis between deployments */
   redisNamespace: string;
   kafka: Readonly<{
@@ -122,6 +125,10 @@ export const loadConfig = (env: NodeJS.ProcessEnv = process.env): Config => {
   const e = parsed.data;
   if (e.SECKILL_PROFILE === 'real' && !e.SECKILL_JWT_SECRET)
     throw new ConfigError('SECKILL_JWT_SECRET is required on the real profile');
+  if (e.SECKILL_PROFILE === 'real' && (e.SECKILL_SCHEDULER_REDIS_URL ?? e.SECKILL_REDIS_URL).includes(','))
+    throw new ConfigError(
+      'the scheduler needs a single Redis node: set SECKILL_SCHEDULER_REDIS_URL when SECKILL_REDIS_URL is a cluster',
+    );
   return {
     profile: e.SECKILL_PROFILE,
     port: e.PORT,
@@ -138,6 +145,7 @@ export const loadConfig = (env: NodeJS.ProcessEnv = process.env): Config => {
     },
     redisTimeoutMs: e.SECKILL_REDIS_TIMEOUT_MS,
     redisNamespace: e.SECKILL_REDIS_NAMESPACE,
+    schedulerRedisUrl: e.SECKILL_SCHEDULER_REDIS_URL ?? e.SECKILL_REDIS_URL,
     kafka: {
       clientId: e.SECKILL_KAFKA_CLIENT_ID,
       sessionTimeoutMs: e.SECKILL_KAFKA_SESSION_TIMEOUT_MS,

@@ -48,6 +48,7 @@ import { MemoryStockGate } from '../adapters/memory/memory-stock-gate.js';
 import { MemoryUnitOfWork } from '../adapters/memory/memory-unit-of-work.js';
 import { RandomIdGenerator } from '../adapters/system/random-id-generator.js';
 import { SystemClock } from '../adapters/system/system-clock.js';
+import { AgendaScheduler } from '../adapters/scheduler/agenda-scheduler.js';
 import { KafkaMessageSubscriber } from '../adapters/kafka/kafka-message-subscriber.js';
 import { MySqlEventStore } from '../adapters/mysql/mysql-event-store.js';
 import { MySqlHealthCheck } from '../adapters/mysql/mysql-health-check.js';
@@ -122,7 +123,11 @@ const bindRealProfile = (container: Container, config: Config, r: RealResources)
         partitionsConsumedConcurrently: config.kafka.partitionsConsumedConcurrently,
       }),
   );
-  singleton(container, SCHEDULER, (get) => new MemoryScheduler(get(LOGGER)));
+  singleton(
+    container,
+    SCHEDULER,
+    (get) => new AgendaScheduler({ redisUrl: config.schedulerRedisUrl, namespace: ns }, get(LOGGER)),
+  );
   container
     .bind<HealthCheck[]>(HEALTH_CHECKS)
     .toConstantValue([new RedisHealthCheck(r.redis), new MySqlHealthCheck(r.orm), r.kafkaHealth]);

@@ -1,5 +1,5 @@
-import { Counter, collectDefaultMetrics, Histogram, Registry } from 'prom-client';
-import type { CounterName, Metrics } from '../application/index.js';
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import type { CounterName, GaugeName, Metrics } from '../application/index.js';
 
 const HELP: Record<CounterName, string> = {
   order_answers: 'Answers to order placements, by code',
@@ -29,6 +29,7 @@ export class PrometheusMetrics implements Metrics {
   private readonly counters = new Map<CounterName, Counter>();
   readonly httpRequests: Counter<'method' | 'route' | 'code'>;
   readonly httpDuration: Histogram<'method' | 'route'>;
+  private readonly gauges: Record<GaugeName, Gauge>;
 
   constructor() {
     collectDefaultMetrics({ register: this.registry, prefix: 'seckill_' });
@@ -43,6 +44,14 @@ export class PrometheusMetrics implements Metrics {
         }),
       );
     }
+    this.gauges = {
+      outbox_rows: new Gauge({
+        name: 'seckill_outbox_rows',
+        help: 'Outbox rows by status (pending, sent, consumed, failed, dead), as the relay last counted them',
+        labelNames: ['status'],
+        registers: [this.registry],
+      }),
+    };
     this.httpRequests = new Counter({
       name: 'seckill_http_requests_total',
       help: 'HTTP requests, by route and answer code',
@@ -56,6 +65,10 @@ export class PrometheusMetrics implements Metrics {
       buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
       registers: [this.registry],
     });
+  }
+
+  gauge(name: GaugeName, value: number, labels: Readonly<Record<string, string>> = {}): void {
+    this.gauges[name].set(labels, value);
   }
 
   count(name: CounterName, labels: Readonly<Record<string, string>> = {}, by = 1): void {

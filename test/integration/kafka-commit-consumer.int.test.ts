@@ -23,12 +23,10 @@ import { standaloneSession } from '../../src/adapters/mysql/mysql-session.js';
 import { MySqlUnitOfWork } from '../../src/adapters/mysql/mysql-unit-of-work.js';
 import { RandomIdGenerator } from '../../src/adapters/system/random-id-generator.js';
 import { SystemClock } from '../../src/adapters/system/system-clock.js';
-import { eventually, silentLogger } from '../support/contract-helpers.js';
+import { eventually, noMetrics, silentLogger } from '../support/contract-helpers.js';
 import { groupsCaughtUp, startTestBroker, type TestBroker } from '../support/kafka.js';
 import { createTestDatabase, mysqlServerUrl, type TestDatabase } from '../support/mysql-database.js';
 import { TcpProxy } from '../support/tcp-proxy.js';
-
-const noMetrics = { count: () => undefined };
 
 /** Counts the batches the consumer had to give back. */
 const recordingLogger = () => {

@@ -18,12 +18,11 @@ import { standaloneSession } from '../../src/adapters/mysql/mysql-session.js';
 import { MySqlUnitOfWork } from '../../src/adapters/mysql/mysql-unit-of-work.js';
 import { RandomIdGenerator } from '../../src/adapters/system/random-id-generator.js';
 import { SystemClock } from '../../src/adapters/system/system-clock.js';
-import { eventually, silentLogger, timed } from '../support/contract-helpers.js';
+import { eventually, noMetrics, silentLogger, timed } from '../support/contract-helpers.js';
 import { createTestDatabase, mysqlServerUrl, type TestDatabase } from '../support/mysql-database.js';
 import { TcpProxy } from '../support/tcp-proxy.js';
 
 const TIMEOUT_MS = 800;
-const noMetrics = { count: () => undefined };
 
 describe('MariaDB that stops answering or goes down', () => {
   let db: TestDatabase;

@@ -18,11 +18,10 @@ import { RedisSoldOutFlags } from '../../src/adapters/redis/redis-sold-out-flags
 import { RedisStockGate } from '../../src/adapters/redis/redis-stock-gate.js';
 import { RandomIdGenerator } from '../../src/adapters/system/random-id-generator.js';
 import { SystemClock } from '../../src/adapters/system/system-clock.js';
-import { eventually, silentLogger } from '../support/contract-helpers.js';
+import { eventually, noMetrics, silentLogger } from '../support/contract-helpers.js';
 import { dropNamespace, freshNamespace } from '../support/redis-contracts.js';
 
 const url = process.env['SECKILL_REDIS_URL'] ?? 'redis://127.0.0.1:6379';
-const noMetrics = { count: () => undefined };
 
 describe('the order path on Redis: the sold-out flag keeps the flood away from Redis', () => {
   const namespace = freshNamespace();

@@ -2,6 +2,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import type {
   Clock,
   CounterName,
+  GaugeName,
   GateAnswer,
   GateReservation,
   IdGenerator,
@@ -78,6 +79,12 @@ type Count = Readonly<{ name: CounterName; labels: Readonly<Record<string, strin
 
 export class RecordingMetrics implements Metrics {
   readonly counts: Count[] = [];
+  /** the last value of each gauge, by name and labels */
+  readonly gauges = new Map<string, number>();
+
+  gauge(name: GaugeName, value: number, labels: Readonly<Record<string, string>> = {}): void {
+    this.gauges.set(`${name}${JSON.stringify(labels)}`, value);
+  }
 
   count(name: CounterName, labels: Readonly<Record<string, string>> = {}, by = 1): void {
     this.counts.push({ name, labels: { ...labels }, by });

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterEach, beforeEach } from '@jest/globals';
-import type { Logger } from '../../src/application/index.js';
+import type { Logger, Metrics } from '../../src/application/index.js';
 
 /** Releases what a contract factory made (connections, keys, databases). */
 export type Teardown<T> = (subject: T) => Promise<void>;
@@ -71,3 +71,6 @@ export const silentLogger: Logger = {
   warn: () => undefined,
   error: () => undefined,
 };
+
+/** Metrics that go nowhere, for tests that do not look at them. */
+export const noMetrics: Metrics = { count: () => undefined, gauge: () => undefined };

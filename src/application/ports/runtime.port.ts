@@ -28,8 +28,12 @@ export type CounterName =
   | 'outbox_dead'
   | 'reconciliation_fixes';
 
+export type GaugeName = 'outbox_rows';
+
 export interface Metrics {
   count(name: CounterName, labels?: Readonly<Record<string, string>>, by?: number): void;
+  /** Sets a level that can go down as well as up. */
+  gauge(name: GaugeName, value: number, labels?: Readonly<Record<string, string>>): void;
 }
 export const METRICS = Symbol.for('seckill.Metrics');
 

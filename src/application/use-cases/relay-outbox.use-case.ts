@@ -49,7 +49,15 @@ export class RelayOutbox {
         await this.giveUp(row, String(error), now, report);
       }
     }
+    await this.publishLevels();
     return report;
+  }
+
+  /** Keeps the outbox gauge current: a rising DEAD count is what operators alert on. */
+  private async publishLevels(): Promise<void> {
+    const counts = await this.outbox.countByStatus();
+    for (const [name, status] of Object.entries(OutboxStatus))
+      this.metrics.gauge('outbox_rows', counts[status], { status: name.toLowerCase() });
   }
 
   private async giveUp(row: OutboxMessage, error: string, now: string, report: RelayReport): Promise<void> {

@@ -112,6 +112,8 @@ describe('RelayOutbox', () => {
     ]);
     expect(await app.reservedRow(orderId)).toMatchObject({ status: OutboxStatus.DEAD, attempts: 3 });
     expect(app.metrics.total('outbox_dead', { topic: Topics.ORDERS_RESERVED })).toBe(1);
+    expect(app.metrics.gauges.get('outbox_rows{"status":"dead"}')).toBe(1);
+    expect(app.metrics.gauges.get('outbox_rows{"status":"pending"}')).toBe(0);
 
     app.publisher.failing = false;
     const attempts = app.publisher.attempts;
