@@ -46,7 +46,8 @@ describe('two worker processes on the real stack', () => {
   const workers: Array<ReturnType<typeof startWorker>> = [];
 
   beforeAll(async () => {
-    stack = await createRealStack();
+    // short job intervals, so that many ticks happen during the test
+    stack = await createRealStack({ SECKILL_OUTBOX_RELAY_MS: '500', SECKILL_PAYMENT_SCAN_MS: '500' });
     api = await stack.start({ http: true, worker: false });
   }, 60_000);
 
@@ -102,5 +103,22 @@ describe('two worker processes on the real stack', () => {
       token: await client.token('auditor', 'admin'),
     });
     expect(audit.body['violations']).toEqual([]);
+  });
+
+  it('run each scheduled job once per tick between them, never twice', async () => {
+    const runs = () =>
+      workers.flatMap((w, worker) =>
+        w.lines
+          .filter((l) => l['msg'] === 'scheduled job ran' && l['job'] === 'outbox-relay')
+          .map((l) => ({ worker, tick: Date.parse(String(l['tick'])) })),
+      );
+    await eventually(() => expect(runs().length).toBeGreaterThanOrEqual(12), 60_000, 200);
+    const ticks = runs()
+      .map((r) => r.tick)
+      .sort((a, b) => a - b);
+    expect(new Set(ticks).size).toBe(ticks.length);
+    const gaps = ticks.slice(1).map((t, i) => t - ticks[i]!);
+    // a second run in the same tick would show as a gap far shorter than the 500 ms interval
+    expect(Math.min(...gaps)).toBeGreaterThanOrEqual(400);
   });
 });
