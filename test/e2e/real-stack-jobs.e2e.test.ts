@@ -4,7 +4,6 @@ import { afterEach, describe, expect, it } from '@jest/globals';
 import { type Outbox, OUTBOX, OutboxStatus } from '../../src/application/index.js';
 import { connectRedis } from '../../src/adapters/redis/redis-connection.js';
 import { gateKeys } from '../../src/adapters/redis/redis-stock-gate.js';
-import type { SeckillService } from '../../src/infrastructure/service.js';
 import { eventually } from '../support/contract-helpers.js';
 import { ApiClient } from '../support/e2e-service.js';
 import { runFlood } from '../support/flood.js';
