@@ -26,6 +26,7 @@ const EnvSchema = z.object({
   SECKILL_KAFKA_SESSION_TIMEOUT_MS: intFrom(30_000, 1_000),
   SECKILL_KAFKA_REQUEST_TIMEOUT_MS: intFrom(5_000, 100),
   SECKILL_KAFKA_CONCURRENCY: intFrom(2, 1),
+  SECKILL_KAFKA_MAX_BYTES_PER_PARTITION: intFrom(1_048_576, 1_024),
   SECKILL_KAFKA_CREATE_TOPICS: z.enum(['true', 'false']).default('false'),
   SECKILL_KAFKA_PARTITIONS: intFrom(12, 1),
   SECKILL_KAFKA_REPLICATION: intFrom(3, 1),
@@ -78,6 +79,7 @@ export type Config = Readonly<{
     sessionTimeoutMs: number;
     requestTimeoutMs: number;
     partitionsConsumedConcurrently: number;
+    maxBytesPerPartition: number;
     /** create the topics at start (a real cluster); the test broker auto-creates them */
     createTopics: boolean;
     partitions: number;
@@ -151,6 +153,7 @@ export const loadConfig = (env: NodeJS.ProcessEnv = process.env): Config => {
       sessionTimeoutMs: e.SECKILL_KAFKA_SESSION_TIMEOUT_MS,
       requestTimeoutMs: e.SECKILL_KAFKA_REQUEST_TIMEOUT_MS,
       partitionsConsumedConcurrently: e.SECKILL_KAFKA_CONCURRENCY,
+      maxBytesPerPartition: e.SECKILL_KAFKA_MAX_BYTES_PER_PARTITION,
       createTopics: e.SECKILL_KAFKA_CREATE_TOPICS === 'true',
       partitions: e.SECKILL_KAFKA_PARTITIONS,
       replicationFactor: e.SECKILL_KAFKA_REPLICATION,

@@ -5,6 +5,7 @@ import {
   CLOCK,
   type Clock,
   CommitReservations,
+  type MessagePublisher,
   CompensateReservation,
   DUPLICATE_REQUEST_LOCK,
   EVENT_STORE,
@@ -88,10 +89,19 @@ export const TYPES = {
   Queries: Symbol.for('seckill.Queries'),
 } as const;
 
-export type ContainerOverrides = Readonly<{ clock?: Clock }>;
+export type ContainerOverrides = Readonly<{
+  clock?: Clock;
+  /** wraps the profile's publisher (fault drills deliver every message twice through this) */
+  publisher?: (inner: MessagePublisher) => MessagePublisher;
+}>;
 
 /** The real profile: Redis takes the flood, MySQL has the final word, Kafka carries the rest. */
-const bindRealProfile = (container: Container, config: Config, r: RealResources): void => {
+const bindRealProfile = (
+  container: Container,
+  config: Config,
+  r: RealResources,
+  overrides: ContainerOverrides,
+): void => {
   const ns = config.redisNamespace;
   const timeout = config.mysql.operationTimeoutMs;
   const clockNow = (get: <U>(id: ServiceIdentifier<U>) => U) => () => get<Clock>(CLOCK).now();
@@ -113,7 +123,9 @@ const bindRealProfile = (container: Container, config: Config, r: RealResources)
       namespace: ns,
     }),
   );
-  container.bind(MESSAGE_PUBLISHER).toConstantValue(r.publisher);
+  container
+    .bind(MESSAGE_PUBLISHER)
+    .toConstantValue(overrides.publisher ? overrides.publisher(r.publisher) : r.publisher);
   singleton(
     container,
     MESSAGE_SUBSCRIBER,
@@ -121,6 +133,7 @@ const bindRealProfile = (container: Container, config: Config, r: RealResources)
       new KafkaMessageSubscriber(r.kafka, get(LOGGER), {
         sessionTimeoutMs: config.kafka.sessionTimeoutMs,
         partitionsConsumedConcurrently: config.kafka.partitionsConsumedConcurrently,
+        maxBytesPerPartition: config.kafka.maxBytesPerPartition,
       }),
   );
   singleton(
@@ -317,7 +330,7 @@ export const buildContainer = (
   container.bind(METRICS).toConstantValue(metrics);
   container.bind(TYPES.Tokens).toConstantValue(new JwtTokens(config.jwtSecret));
   if (config.profile === 'memory') bindMemoryProfile(container, config);
-  else if (resources) bindRealProfile(container, config, resources);
+  else if (resources) bindRealProfile(container, config, resources, overrides);
   else throw new ConfigError('the real profile needs its connections opened first');
   bindUseCases(container, config);
   return container;

@@ -1,31 +1,11 @@
-import { type ChildProcess, spawn } from 'node:child_process';
-import { createInterface } from 'node:readline';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { ConsumerGroups, Topics } from '../../src/application/index.js';
 import type { SeckillService } from '../../src/infrastructure/service.js';
 import { eventually } from '../support/contract-helpers.js';
 import { ApiClient, inParallel } from '../support/e2e-service.js';
 import { runFlood } from '../support/flood.js';
+import { type LogLine, startWorker, type WorkerProcess } from '../support/processes.js';
 import { createRealStack, type RealStack, TEST_SECRET } from '../support/real-stack.js';
-
-type LogLine = Record<string, unknown>;
-
-/** A `seckill worker` process, with its JSON log lines kept. */
-const startWorker = (env: Record<string, string>) => {
-  const lines: LogLine[] = [];
-  const child: ChildProcess = spawn('node', ['dist/src/infrastructure/main.js', 'worker'], {
-    env: { ...process.env, ...env, SECKILL_LOG_LEVEL: 'info' },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  createInterface({ input: child.stdout! }).on('line', (line) => {
-    try {
-      lines.push(JSON.parse(line) as LogLine);
-    } catch {
-      // not a log line
-    }
-  });
-  return { child, lines };
-};
 
 const latestAssignment = (lines: readonly LogLine[]): number[] | null => {
   const joins = lines.filter(
@@ -43,7 +23,7 @@ const handled = (lines: readonly LogLine[]): number =>
 describe('two worker processes on the real stack', () => {
   let stack: RealStack;
   let api: SeckillService;
-  const workers: Array<ReturnType<typeof startWorker>> = [];
+  const workers: WorkerProcess[] = [];
 
   beforeAll(async () => {
     // short job intervals, so that many ticks happen during the test
@@ -52,12 +32,7 @@ describe('two worker processes on the real stack', () => {
   }, 60_000);
 
   afterAll(async () => {
-    for (const { child } of workers) {
-      if (child.exitCode !== null) continue;
-      const exited = new Promise((resolve) => child.once('exit', resolve));
-      child.kill('SIGTERM');
-      await exited;
-    }
+    await Promise.all(workers.map((w) => w.stop()));
     await stack.stop();
   });
 

@@ -1,4 +1,5 @@
 import { loadConfig } from '../../src/infrastructure/config.js';
+import type { ContainerOverrides } from '../../src/infrastructure/container.js';
 import { createLogger } from '../../src/infrastructure/logger.js';
 import { type Roles, SeckillService } from '../../src/infrastructure/service.js';
 import { createTestDatabase, type TestDatabase } from './mysql-database.js';
@@ -13,7 +14,11 @@ export type RealStack = Readonly<{
   broker: TestBroker;
   namespace: string;
   env: Record<string, string>;
-  start: (roles?: Roles, extraEnv?: Record<string, string>) => Promise<SeckillService>;
+  start: (
+    roles?: Roles,
+    extraEnv?: Record<string, string>,
+    overrides?: ContainerOverrides,
+  ) => Promise<SeckillService>;
   stop: () => Promise<void>;
 }>;
 
@@ -40,9 +45,9 @@ export const createRealStack = async (extraEnv: Record<string, string> = {}): Pr
     broker,
     namespace,
     env,
-    start: async (roles = { http: true, worker: true }, more = {}) => {
+    start: async (roles = { http: true, worker: true }, more = {}, overrides = {}) => {
       const config = loadConfig({ ...env, ...more });
-      const service = await SeckillService.start(config, roles, createLogger(config.logLevel));
+      const service = await SeckillService.start(config, roles, createLogger(config.logLevel), overrides);
       services.push(service);
       return service;
     },

@@ -10,6 +10,8 @@ export type KafkaSubscriberOptions = Readonly<{
   sessionTimeoutMs?: number;
   /** how long an idle fetch waits at the broker; also bounds how long a disconnect waits */
   maxWaitTimeMs?: number;
+  /** bounds a batch: larger batches merge more decrements, smaller ones redo less after a crash */
+  maxBytesPerPartition?: number;
 }>;
 
 const headerText = (value: Buffer | string | (Buffer | string)[] | undefined): string | undefined => {
@@ -59,6 +61,7 @@ export class KafkaMessageSubscriber implements MessageSubscriber {
       sessionTimeout: this.options.sessionTimeoutMs ?? 30_000,
       heartbeatInterval: Math.max(500, Math.floor((this.options.sessionTimeoutMs ?? 30_000) / 10)),
       maxWaitTimeInMs: this.options.maxWaitTimeMs ?? 1_000,
+      maxBytesPerPartition: this.options.maxBytesPerPartition ?? 1_048_576,
       retry: { retries: 10, initialRetryTime: 100, maxRetryTime: 2_000 },
     });
     this.consumers.push(consumer);

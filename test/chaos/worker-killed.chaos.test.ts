@@ -1,0 +1,71 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import type { SeckillService } from '../../src/infrastructure/service.js';
+import { expectBooksAgree } from '../support/books.js';
+import { eventually } from '../support/contract-helpers.js';
+import { ApiClient } from '../support/e2e-service.js';
+import { runFlood } from '../support/flood.js';
+import { startWorker, type WorkerProcess } from '../support/processes.js';
+import { createRealStack, type RealStack, TEST_SECRET } from '../support/real-stack.js';
+
+describe('drill: a worker killed with SIGKILL in the middle of its batches', () => {
+  let stack: RealStack;
+  let api: SeckillService;
+  const workers: WorkerProcess[] = [];
+
+  beforeAll(async () => {
+    // small batches: the worker is killed with many of them still to come
+    stack = await createRealStack({
+      SECKILL_KAFKA_MAX_BYTES_PER_PARTITION: '2048',
+      SECKILL_KAFKA_CONCURRENCY: '1',
+    });
+    api = await stack.start({ http: true, worker: false });
+  }, 60_000);
+
+  afterAll(async () => {
+    await Promise.all(workers.map((w) => w.stop()));
+    await stack.stop();
+  });
+
+  it('loses nothing and decides nothing twice once another worker takes over', async () => {
+    const client = new ApiClient(api.url, TEST_SECRET);
+    const products = [
+      await client.listProduct({ name: 'A', stock: 80, perUserLimit: 1, maxPerOrder: 1 }),
+      await client.listProduct({ name: 'B', stock: 80, perUserLimit: 1, maxPerOrder: 1 }),
+    ];
+    // the orders are reserved first, with no worker running: a backlog for the worker to chew on
+    const floods = await Promise.all(
+      products.map((productId, i) =>
+        runFlood(client, { productId, buyers: 120, concurrency: 16, seed: 40 + i }),
+      ),
+    );
+    for (const flood of floods) expect(flood.accepted).toHaveLength(80);
+
+    const victim = startWorker(stack.env);
+    workers.push(victim);
+    await eventually(
+      () => expect(victim.lines.some((l) => l['msg'] === 'batch handled')).toBe(true),
+      60_000,
+      5,
+    );
+    victim.child.kill('SIGKILL');
+    await new Promise((resolve) => victim.child.once('exit', resolve));
+    const undecidedAtKill = (await Promise.all(floods.map((f) => f.decide()))).reduce(
+      (n, d) => n + d.undecided,
+      0,
+    );
+
+    workers.push(startWorker(stack.env));
+    await api.drained(120_000);
+
+    for (const flood of floods)
+      expect(await flood.decide()).toEqual({ sold: 80, undecided: 0, maxUnitsPerBuyer: 1 });
+    const streams = await stack.db.orm.em
+      .getConnection()
+      .execute<Array<{ n: number }>>(
+        "SELECT COUNT(*) AS n FROM event_store WHERE stream_id LIKE 'order-%' GROUP BY stream_id",
+      );
+    expect(streams).toHaveLength(160);
+    expect(streams.every((s) => Number(s.n) === 2)).toBe(true);
+    await expectBooksAgree(client, products);
+  });
+});
