@@ -6,6 +6,8 @@ export type FloodOptions = Readonly<{
   buyers: number;
   concurrency: number;
   seed: number;
+  /** buyers are `<prefix>-<i>` (default `buyer`) */
+  buyerPrefix?: string;
   /** every n-th buyer clicks this many times more (double clicks and retries) */
   repeatEvery?: number;
   repeats?: number;
@@ -37,7 +39,9 @@ const shuffled = <T>(items: T[], seed: number): T[] => {
 
 /** Buyers race for one product over HTTP, some clicking more than once; every answer is kept. */
 export const runFlood = async (api: ApiClient, options: FloodOptions): Promise<FloodResult> => {
-  const tokens = await Promise.all(Array.from({ length: options.buyers }, (_, i) => api.token(`buyer-${i}`)));
+  const tokens = await Promise.all(
+    Array.from({ length: options.buyers }, (_, i) => api.token(`${options.buyerPrefix ?? 'buyer'}-${i}`)),
+  );
   const clicks: number[] = [];
   tokens.forEach((_, buyer) => {
     const extra = buyer % (options.repeatEvery ?? 3) === 0 ? (options.repeats ?? 3) : 0;
