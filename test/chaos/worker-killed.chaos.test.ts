@@ -49,10 +49,12 @@ describe('drill: a worker killed with SIGKILL in the middle of its batches', () 
     );
     victim.child.kill('SIGKILL');
     await new Promise((resolve) => victim.child.once('exit', resolve));
+    // the drill only means something if the kill left work behind for the next worker
     const undecidedAtKill = (await Promise.all(floods.map((f) => f.decide()))).reduce(
       (n, d) => n + d.undecided,
       0,
     );
+    expect(undecidedAtKill).toBeGreaterThan(0);
 
     workers.push(startWorker(stack.env));
     await api.drained(120_000);

@@ -16,7 +16,7 @@ export const startWorker = (env: Record<string, string>): WorkerProcess => {
     env: { ...process.env, ...env, SECKILL_LOG_LEVEL: 'info' },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
-  createInterface({ input: child.stdout! }).on('line', (line) => {
+  createInterface({ input: child.stdout }).on('line', (line) => {
     try {
       lines.push(JSON.parse(line) as LogLine);
     } catch {
