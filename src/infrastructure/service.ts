@@ -1,5 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { Duplex } from 'node:stream';
 import type { Container, ServiceIdentifier } from 'inversify';
 import {
   ConsumerGroups,
@@ -42,6 +43,30 @@ const observerFor = (metrics: PrometheusMetrics): HttpObserver => ({
   orderAnswer: (code) => metrics.count('order_answers', { code }),
   render: async () => ({ contentType: metrics.registry.contentType, body: await metrics.registry.metrics() }),
 });
+
+/**
+ * Requests Node's HTTP parser refuses before express sees them (bad bytes in the path, oversized headers) still
+ * get a problem+json answer.
+ */
+const answerUnreadableRequest = (error: NodeJS.ErrnoException, socket: Duplex): void => {
+  if (!socket.writable) {
+    socket.destroy();
+    return;
+  }
+  const tooLarge = error.code === 'HPE_HEADER_OVERFLOW';
+  const status = tooLarge ? 431 : 400;
+  const body = JSON.stringify({
+    type: tooLarge ? '/problems/headers-too-large' : '/problems/bad-request',
+    title: tooLarge ? 'Request Header Fields Too Large' : 'Bad Request',
+    status,
+    code: tooLarge ? 'HEADERS_TOO_LARGE' : 'BAD_REQUEST',
+    detail: tooLarge ? 'the request headers are too large' : 'the request could not be parsed as HTTP',
+  });
+  socket.end(
+    `HTTP/1.1 ${status} ${tooLarge ? 'Request Header Fields Too Large' : 'Bad Request'}\r\n` +
+      `Content-Type: application/problem+json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+  );
+};
 
 /** One running service: the HTTP API, the worker (consumers and scheduled jobs), or both. */
 export class SeckillService {
@@ -157,6 +182,7 @@ export class SeckillService {
     });
     const server = createServer(app);
     server.keepAliveTimeout = 65_000;
+    server.on('clientError', answerUnreadableRequest);
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
       server.listen(this.config.port, this.config.host, () => resolve());

@@ -140,6 +140,18 @@ const domainProblem = (error: DomainError): HttpProblem => {
   return new HttpProblem(409, error.code, error.message);
 };
 
+/** Anything else the HTTP stack itself marked as the client's fault (a path that is not valid percent-encoding, a
+ * compressed body that does not inflate): a 400, never a 500. */
+const clientFault = (error: unknown): HttpProblem | null => {
+  if (typeof error !== 'object' || error === null) return null;
+  const { status, statusCode } = error as { status?: unknown; statusCode?: unknown };
+  const code = typeof status === 'number' ? status : statusCode;
+  if (typeof code !== 'number' || code < 400 || code > 499) return null;
+  const detail =
+    error instanceof URIError ? 'the path is not valid percent-encoding' : 'the request could not be read';
+  return new HttpProblem(400, 'BAD_REQUEST', detail);
+};
+
 const bodyParserProblem = (error: unknown): HttpProblem | null => {
   const type = typeof error === 'object' && error !== null ? (error as { type?: unknown }).type : undefined;
   switch (type) {
@@ -154,7 +166,7 @@ const bodyParserProblem = (error: unknown): HttpProblem | null => {
     case 'request.size.invalid':
       return new HttpProblem(400, 'BAD_REQUEST', 'the body was cut short');
     default:
-      return null;
+      return clientFault(error);
   }
 };
 

@@ -33,7 +33,8 @@ export class JwtTokens {
         requiredClaims: ['sub', 'exp'],
       });
       const role = payload['role'];
-      if (!payload.sub || !USER_ID.test(payload.sub))
+      // jose does not check the claim's type: a number or an array must not become a user id
+      if (typeof payload.sub !== 'string' || !USER_ID.test(payload.sub))
         throw unauthorized('INVALID_TOKEN', 'the token has no valid subject');
       if (role !== 'user' && role !== 'admin')
         throw unauthorized('INVALID_TOKEN', 'the token role must be user or admin');
