@@ -18,6 +18,7 @@ const EnvSchema = z.object({
   SECKILL_MYSQL_TIMEOUT_MS: intFrom(3_000, 100),
   SECKILL_REDIS_TIMEOUT_MS: intFrom(1_000, 50),
   SECKILL_SCHEDULER_REDIS_URL: z.string().optional(),
+  SECKILL_SCHEDULER_LOCK_LIFETIME_MS: intFrom(5 * 60_000, 1_000),
   SECKILL_REDIS_NAMESPACE: z
     .string()
     .regex(/^[A-Za-z0-9_.:-]*$/, 'letters, digits and _ . : - only (no braces: they would break hash tags)')
@@ -72,6 +73,8 @@ export type Config = Readonly<{
   redisTimeoutMs: number;
   /** agenda's Redis: a single node (its locking needs every key on one server) */
   schedulerRedisUrl: string;
+  /** a job run may hold its lock this long before another worker may take it over */
+  schedulerLockLifetimeMs: number;
   /** prefix of every Redis key and channel, to share one Redis between deployments */
   redisNamespace: string;
   kafka: Readonly<{
@@ -148,6 +151,7 @@ export const loadConfig = (env: NodeJS.ProcessEnv = process.env): Config => {
     redisTimeoutMs: e.SECKILL_REDIS_TIMEOUT_MS,
     redisNamespace: e.SECKILL_REDIS_NAMESPACE,
     schedulerRedisUrl: e.SECKILL_SCHEDULER_REDIS_URL ?? e.SECKILL_REDIS_URL,
+    schedulerLockLifetimeMs: e.SECKILL_SCHEDULER_LOCK_LIFETIME_MS,
     kafka: {
       clientId: e.SECKILL_KAFKA_CLIENT_ID,
       sessionTimeoutMs: e.SECKILL_KAFKA_SESSION_TIMEOUT_MS,

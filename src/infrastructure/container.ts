@@ -139,7 +139,11 @@ const bindRealProfile = (
   singleton(
     container,
     SCHEDULER,
-    (get) => new AgendaScheduler({ redisUrl: config.schedulerRedisUrl, namespace: ns }, get(LOGGER)),
+    (get) =>
+      new AgendaScheduler(
+        { redisUrl: config.schedulerRedisUrl, namespace: ns, lockLifetimeMs: config.schedulerLockLifetimeMs },
+        get(LOGGER),
+      ),
   );
   container
     .bind<HealthCheck[]>(HEALTH_CHECKS)

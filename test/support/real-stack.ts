@@ -37,6 +37,8 @@ export const createRealStack = async (extraEnv: Record<string, string> = {}): Pr
     SECKILL_HOST: '127.0.0.1',
     PORT: '0',
     SECKILL_RATE_LIMIT_POINTS: '1000',
+    // agenda keeps a timer of half the lock lifetime per job run; short-lived test processes want it short
+    SECKILL_SCHEDULER_LOCK_LIFETIME_MS: '4000',
     ...extraEnv,
   };
   const services: SeckillService[] = [];
