@@ -9,8 +9,12 @@ const USER_ID = /^[A-Za-z0-9_.:@-]{1,64}$/;
 /** HS256 bearer tokens: `sub` is the user id, `role` is user or admin, `exp` is honoured. */
 export class JwtTokens {
   private readonly key: Uint8Array;
+  private readonly verified = new Map<string, { principal: Principal; expiresAtMs: number }>();
 
-  constructor(secret: string) {
+  constructor(
+    secret: string,
+    private readonly cacheSize = 100_000,
+  ) {
     this.key = new TextEncoder().encode(secret);
   }
 
@@ -27,8 +31,33 @@ export class JwtTokens {
     if (!authorization) throw unauthorized('MISSING_TOKEN', 'an Authorization: Bearer token is required');
     const match = /^Bearer ([A-Za-z0-9_\-.]+)$/.exec(authorization);
     if (!match?.[1]) throw unauthorized('INVALID_TOKEN', 'the Authorization header must be "Bearer <token>"');
+    const token = match[1];
+    const known = this.verified.get(token);
+    if (known && known.expiresAtMs > Date.now()) return known.principal;
+    const principal = await this.check(token);
+    this.remember(token, principal);
+    return principal;
+  }
+
+  /**
+   * A flash sale's flood is the same buyers clicking again and again: a token already verified is answered
+   * from memory until its `exp`, which spares an HMAC per click. Only valid tokens are kept, at most `cacheSize`.
+   */
+  private remember(token: string, principal: Principal & { expiresAtMs?: number }): void {
+    if (this.cacheSize === 0 || principal.expiresAtMs === undefined) return;
+    if (this.verified.size >= this.cacheSize) {
+      const oldest = this.verified.keys().next().value;
+      if (oldest !== undefined) this.verified.delete(oldest);
+    }
+    this.verified.set(token, {
+      principal: { userId: principal.userId, role: principal.role },
+      expiresAtMs: principal.expiresAtMs,
+    });
+  }
+
+  private async check(token: string): Promise<Principal & { expiresAtMs: number }> {
     try {
-      const { payload } = await jwtVerify(match[1], this.key, {
+      const { payload } = await jwtVerify(token, this.key, {
         algorithms: ['HS256'],
         requiredClaims: ['sub', 'exp'],
       });
@@ -38,7 +67,7 @@ export class JwtTokens {
         throw unauthorized('INVALID_TOKEN', 'the token has no valid subject');
       if (role !== 'user' && role !== 'admin')
         throw unauthorized('INVALID_TOKEN', 'the token role must be user or admin');
-      return { userId: payload.sub, role };
+      return { userId: payload.sub, role, expiresAtMs: (payload.exp ?? 0) * 1000 };
     } catch (error) {
       if (error instanceof HttpProblem) throw error;
       if (error instanceof errors.JWTExpired) throw unauthorized('TOKEN_EXPIRED', 'the token has expired');
