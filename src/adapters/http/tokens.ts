@@ -34,8 +34,8 @@ export class JwtTokens {
     const token = match[1];
     const known = this.verified.get(token);
     if (known && known.expiresAtMs > Date.now()) return known.principal;
-    const principal = await this.check(token);
-    this.remember(token, principal);
+    const { expiresAtMs, ...principal } = await this.check(token);
+    this.remember(token, principal, expiresAtMs);
     return principal;
   }
 
@@ -43,16 +43,13 @@ export class JwtTokens {
    * A flash sale's flood is the same buyers clicking again and again: a token already verified is answered
    * from memory until its `exp`, which spares an HMAC per click. Only valid tokens are kept, at most `cacheSize`.
    */
-  private remember(token: string, principal: Principal & { expiresAtMs?: number }): void {
-    if (this.cacheSize === 0 || principal.expiresAtMs === undefined) return;
+  private remember(token: string, principal: Principal, expiresAtMs: number): void {
+    if (this.cacheSize === 0) return;
     if (this.verified.size >= this.cacheSize) {
       const oldest = this.verified.keys().next().value;
       if (oldest !== undefined) this.verified.delete(oldest);
     }
-    this.verified.set(token, {
-      principal: { userId: principal.userId, role: principal.role },
-      expiresAtMs: principal.expiresAtMs,
-    });
+    this.verified.set(token, { principal, expiresAtMs });
   }
 
   private async check(token: string): Promise<Principal & { expiresAtMs: number }> {
