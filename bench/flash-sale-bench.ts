@@ -1,0 +1,617 @@
+/**
+ * `npm run bench`: the flash sale end to end on the real profile, next to its baselines, in one run on this
+ * machine. It starts what it needs (a kcat mock broker, the service as a child process on a fresh database
+ * and Redis namespace, two baseline servers), drives each with autocannon, measures MariaDB's hot-row
+ * ceiling and the commit consumer with and without merged decrements, checks that nothing was oversold,
+ * prints every figure next to its target, writes bench/results/latest.json, the results block of
+ * docs/benchmarks.md and docs/benchmarks.svg, and cleans up (children, databases, Redis keys).
+ *
+ * Knobs: BENCH_SECONDS (8, per measured load), BENCH_CONNECTIONS ("50,256"), BENCH_BACKLOG (20000),
+ * BENCH_BATCH (500), BENCH_MYSQL_URL (mysql://root@127.0.0.1:3306), SECKILL_REDIS_URL.
+ */
+import { randomUUID } from 'node:crypto';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { cpus, loadavg, totalmem } from 'node:os';
+import { fileURLToPath } from 'node:url';
+import { Cluster } from 'ioredis';
+import type { Connection, RowDataPacket } from 'mysql2/promise';
+import { JwtTokens } from '../src/adapters/http/tokens.js';
+import { connectRedis } from '../src/adapters/redis/redis-connection.js';
+import { type KafkaMock, startKafkaMock } from '../scripts/kafka-mock.js';
+import { writeChart } from './chart.js';
+import { drive, type LoadResult, perSecond } from './lib/cannon.js';
+import { cpuBetween, type CpuUse, othersBetween, type Others, type Probe, snapshot } from './lib/cpu.js';
+import { consumerRun, type ConsumerOptions } from './lib/consumer-bench.js';
+import { jwtCost } from './lib/jwt-cost.js';
+import {
+  count,
+  createDatabase,
+  createNaiveProducts,
+  databaseUrl,
+  dropDatabase,
+  hotRowCeiling,
+  openAdmin,
+} from './lib/mysql.js';
+import {
+  answers200,
+  type Child,
+  freePort,
+  type LogSummary,
+  portAnnounced,
+  runNode,
+  startNode,
+} from './lib/processes.js';
+import { type Figures, type Latency, type Phase, renderText, targetsOf, updateDoc } from './lib/report.js';
+
+const env = (name: string, fallback: string) => process.env[name] ?? fallback;
+const SECONDS = Number(env('BENCH_SECONDS', '8'));
+const WARMUP_SECONDS = 2;
+const CONNECTIONS = env('BENCH_CONNECTIONS', '50,256').split(',').map(Number);
+const HEADLINE = Math.max(...CONNECTIONS);
+const BUYERS = 10_000;
+const FLOOD_STOCK = 100;
+const ACCEPT_STOCK = 200_000;
+/** the API caps perUserLimit at 10,000 (ListProductBody); with 10,000 buyers no one comes near it */
+const PER_USER_LIMIT = 10_000;
+const NAIVE_STOCK = 50_000_000;
+const HOT_ROW = { connections: 32, seconds: 5 } as const;
+const CONSUMER: ConsumerOptions = {
+  orders: Number(env('BENCH_BACKLOG', '20000')),
+  products: 4,
+  batch: Number(env('BENCH_BATCH', '500')),
+  concurrency: 2,
+};
+const DRAIN_TIMEOUT_MS = 150_000;
+const REDIS_URL = env('SECKILL_REDIS_URL', 'redis://127.0.0.1:6379');
+const SECRET = `bench-${randomUUID()}-${randomUUID()}`;
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const MAIN = fileURLToPath(new URL('../src/infrastructure/main.js', import.meta.url));
+const BARE = fileURLToPath(new URL('./baselines/bare-express.js', import.meta.url));
+const NAIVE = fileURLToPath(new URL('./baselines/naive-db.js', import.meta.url));
+
+const started = Date.now();
+const say = (line: string) =>
+  process.stderr.write(`[bench ${((Date.now() - started) / 1000).toFixed(1).padStart(5)} s] ${line}\n`);
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+// ---- cleanup: last registered, first run; every step runs even if another failed ----
+
+const cleanups: Array<Readonly<{ what: string; run: () => Promise<void> }>> = [];
+const onCleanup = (what: string, run: () => Promise<void>) => cleanups.unshift({ what, run });
+const cleanUp = async () => {
+  for (const step of cleanups.splice(0)) {
+    try {
+      await step.run();
+    } catch (error) {
+      say(`cleanup "${step.what}" failed: ${String(error)}`);
+    }
+  }
+};
+
+const dropNamespace = async (namespace: string): Promise<void> => {
+  const redis = connectRedis({ url: REDIS_URL, commandTimeoutMs: 10_000 });
+  try {
+    const nodes = redis instanceof Cluster ? redis.nodes('master') : [redis];
+    for (const node of nodes) {
+      let cursor = '0';
+      do {
+        const [next, keys] = await node.scan(cursor, 'MATCH', `${namespace}*`, 'COUNT', 500);
+        cursor = next;
+        for (const key of keys) await redis.del(key);
+      } while (cursor !== '0');
+    }
+  } finally {
+    await redis.quit();
+  }
+};
+
+// ---- HTTP helpers ----
+
+const call = async (
+  url: string,
+  token: string,
+  body?: unknown,
+): Promise<{ status: number; body: unknown }> => {
+  const response = await fetch(url, {
+    method: body === undefined ? 'GET' : 'POST',
+    headers: {
+      authorization: `Bearer ${token}`,
+      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+    },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    signal: AbortSignal.timeout(120_000),
+  });
+  const text = await response.text();
+  return { status: response.status, body: text ? (JSON.parse(text) as unknown) : null };
+};
+
+const listProduct = async (
+  base: string,
+  admin: string,
+  name: string,
+  stock: number,
+  perUserLimit: number,
+) => {
+  const answer = await call(`${base}/api/v1/admin/products`, admin, {
+    name,
+    stock,
+    perUserLimit,
+    maxPerOrder: 1,
+  });
+  const product = answer.body as { productId?: number; gate?: string } | null;
+  if (answer.status !== 201 || typeof product?.productId !== 'number' || product.gate === 'NOT_LOADED')
+    throw new Error(`listing ${name} answered ${answer.status}: ${JSON.stringify(answer.body)}`);
+  return product.productId;
+};
+
+const latencyOf = (r: LoadResult): Latency => ({ p50Ms: r.p50Ms, p99Ms: r.p99Ms, maxMs: r.maxMs });
+const statusesOf = (r: LoadResult) => ({ ...r.statuses, errors: r.errors, timeouts: r.timeouts });
+const byConnections = <T>(results: Readonly<Record<string, LoadResult>>, pick: (r: LoadResult) => T) =>
+  Object.fromEntries(Object.entries(results).map(([c, r]) => [c, pick(r)])) as Record<string, T>;
+
+/** A figure per phase and connection count; `key` names the load in the CPU figures. */
+const byPhase = <T>(
+  loads: Readonly<Record<Phase, Readonly<Record<string, LoadResult>>>>,
+  pick: (r: LoadResult, key: string) => T,
+) =>
+  Object.fromEntries(
+    Object.entries(loads).map(([phase, results]) => [
+      phase,
+      Object.fromEntries(Object.entries(results).map(([c, r]) => [c, pick(r, `${phase} @${c}`)])),
+    ]),
+  ) as Record<Phase, Record<string, T>>;
+
+/** Mean cores that processes outside the run used during the HTTP loads. */
+const otherCoresMean = () => {
+  const http = Object.entries(cpuUse).filter(([key]) => key.includes(' @'));
+  const sum = http.reduce((n, [, use]) => n + (use['other'] ?? 0), 0);
+  return Number((sum / Math.max(1, http.length)).toFixed(2));
+};
+
+const describe = (r: LoadResult) =>
+  `${r.connections} conn.: ${r.rps.toLocaleString('en')} req/s, p50 ${r.p50Ms} ms, p99 ${r.p99Ms} ms, ${JSON.stringify(statusesOf(r))}`;
+
+// ---- CPU: which process used the two cores during each measured load ----
+
+/** the processes every load involves (filled in once their ids are known); the target is added per load */
+const sharedProbes: Probe[] = [{ name: 'bench', pid: process.pid }];
+const cpuUse: Record<string, CpuUse> = {};
+const cpuOthers: Record<string, Others> = {};
+
+/** Runs `work` and records the cores each process used meanwhile under `key`. */
+const withCpu = async <T>(key: string, targetPid: number | undefined, work: () => Promise<T>): Promise<T> => {
+  const probes = [...sharedProbes, { name: 'target', pid: targetPid }];
+  const before = await snapshot(probes);
+  const result = await work();
+  const after = await snapshot(probes);
+  cpuUse[key] = cpuBetween(before, after);
+  cpuOthers[key] = await othersBetween(before, after, probes);
+  return result;
+};
+
+type Target = Readonly<{
+  key: string;
+  url: string;
+  productId: number;
+  tokens: readonly string[];
+  pid?: number;
+}>;
+
+/** A warm-up run (not kept), then one measured run per connection count. */
+const measure = async (label: string, target: Target, warmUp = true): Promise<Record<string, LoadResult>> => {
+  if (warmUp) await drive({ ...target, connections: CONNECTIONS[0] ?? 50, seconds: WARMUP_SECONDS });
+  const results: Record<string, LoadResult> = {};
+  for (const connections of CONNECTIONS) {
+    const result = await withCpu(`${target.key} @${connections}`, target.pid, () =>
+      drive({ ...target, connections, seconds: SECONDS }),
+    );
+    results[connections] = result;
+    say(`${label} ${describe(result)}; cores ${JSON.stringify(cpuUse[`${target.key} @${connections}`])}`);
+  }
+  return results;
+};
+
+// ---- phases ----
+
+type Run = Readonly<{ id: string; admin: Connection; tokens: readonly string[]; adminToken: string }>;
+
+type Baseline = Readonly<{ key: string; label: string; script: string; env: NodeJS.ProcessEnv }>;
+
+const baseline = async (
+  { key, label, script, env: extraEnv }: Baseline,
+  run: Run,
+  productId: number,
+): Promise<Record<string, LoadResult>> => {
+  const child = startNode(label, script, [], { ...process.env, ...extraEnv, PORT: '0' });
+  onCleanup(`stop ${label}`, child.stop);
+  const port = await portAnnounced(child);
+  say(`${label} listening on ${port}`);
+  try {
+    const url = `http://127.0.0.1:${port}`;
+    return await measure(label, { key, url, productId, tokens: run.tokens, pid: child.process.pid });
+  } finally {
+    await child.stop();
+  }
+};
+
+type RealPhase = Readonly<{
+  flood: Record<string, LoadResult>;
+  accept: Record<string, LoadResult>;
+  accepted: number;
+  drained: boolean;
+  drainSeconds: number;
+  backlogAfterAccept: number;
+  serviceCommitPerSec: number;
+  serviceLog: LogSummary;
+  oversold: number;
+  auditOk: boolean;
+  auditViolations: string[];
+}>;
+
+const serviceEnv = (run: Run, db: string, namespace: string, kafka: KafkaMock): NodeJS.ProcessEnv => {
+  // the service's settings come from here only, not from whatever SECKILL_* the caller has exported
+  const inherited = Object.fromEntries(
+    Object.entries(process.env).filter(([k]) => !k.startsWith('SECKILL_')),
+  );
+  return {
+    ...inherited,
+    SECKILL_PROFILE: 'real',
+    SECKILL_JWT_SECRET: SECRET,
+    SECKILL_MYSQL_URL: databaseUrl(db),
+    SECKILL_REDIS_URL: REDIS_URL,
+    SECKILL_REDIS_NAMESPACE: namespace,
+    SECKILL_KAFKA_BROKERS: kafka.brokers,
+    SECKILL_HOST: '127.0.0.1',
+    SECKILL_LOG_LEVEL: 'warn',
+    SECKILL_RATE_LIMIT_POINTS: '100000000',
+    SECKILL_DEMO_PRODUCT: 'false',
+  };
+};
+
+/** Sells the small stock out, so that the flood meets the in-process sold-out flag. */
+const sellOut = async (base: string, productId: number, run: Run) => {
+  const result = await drive({
+    url: base,
+    connections: CONNECTIONS[0] ?? 50,
+    tokens: run.tokens,
+    productId,
+    amount: FLOOD_STOCK * 30,
+  });
+  const product = await call(`${base}/api/v1/products/${productId}`, run.adminToken);
+  const stockLeft = (product.body as { stockLeft?: number } | null)?.stockLeft;
+  if (result.statuses['202'] !== FLOOD_STOCK || stockLeft !== 0)
+    throw new Error(`sell-out: ${JSON.stringify(statusesOf(result))}, stock left ${stockLeft}`);
+  say(`sell-out: ${FLOOD_STOCK} sold, ${describe(result)}`);
+  return result;
+};
+
+type AuditReport = {
+  ok: boolean;
+  products: Array<{ listed: number; added: number; sold: number; undecided: number }>;
+  violations: Array<{ kind: string; detail: string }>;
+};
+
+/** Waits until MySQL has decided every reservation, then until the audit sees none undecided. */
+const drain = async (base: string, run: Run, db: string) => {
+  const from = Date.now();
+  const deadline = from + DRAIN_TIMEOUT_MS;
+  const undecidedRows = () =>
+    count(run.admin, `SELECT COUNT(*) FROM \`${db}\`.orders WHERE status = 'RESERVED'`);
+  const backlog = await undecidedRows();
+  let reserved = backlog;
+  while (reserved > 0 && Date.now() < deadline) {
+    await sleep(250);
+    reserved = await undecidedRows();
+  }
+  // the in-service commit consumer's pace on a backlog of one product (one partition), nothing else running
+  const mysqlSeconds = (Date.now() - from) / 1000;
+  let audit: AuditReport;
+  for (;;) {
+    const answer = await call(`${base}/api/v1/admin/audit`, run.adminToken);
+    if (answer.status !== 200)
+      throw new Error(`audit answered ${answer.status}: ${JSON.stringify(answer.body)}`);
+    audit = answer.body as AuditReport;
+    const undecided = audit.products.reduce((n, p) => n + p.undecided, 0);
+    if ((undecided === 0 && audit.ok) || Date.now() >= deadline) break;
+    await sleep(1_000);
+  }
+  const undecided = audit.products.reduce((n, p) => n + p.undecided, 0);
+  return {
+    drained: undecided === 0 && reserved === 0,
+    drainSeconds: Math.round((Date.now() - from) / 100) / 10,
+    backlogAfterAccept: backlog,
+    serviceCommitPerSec: Math.round((backlog - reserved) / Math.max(0.001, mysqlSeconds)),
+    oversold: audit.products.reduce((n, p) => n + Math.max(0, p.sold - p.listed - p.added), 0),
+    auditOk: audit.ok,
+    auditViolations: audit.violations.slice(0, 10).map((v) => `${v.kind}: ${v.detail}`),
+  };
+};
+
+const realService = async (run: Run, kafka: KafkaMock): Promise<RealPhase> => {
+  const db = `seckill_bench_${run.id}`;
+  const namespace = `bench-${run.id}:`;
+  onCleanup(`drop database ${db}`, () => dropDatabase(run.admin, db));
+  onCleanup(`delete Redis keys ${namespace}*`, () => dropNamespace(namespace));
+  const serviceEnvironment = serviceEnv(run, db, namespace, kafka);
+  say(`migrate: ${(await runNode(MAIN, ['migrate'], serviceEnvironment)).trim()}`);
+  const port = await freePort();
+  const child: Child = startNode('seckill all', MAIN, ['all'], { ...serviceEnvironment, PORT: String(port) });
+  onCleanup('stop the service', child.stop);
+  const base = `http://127.0.0.1:${port}`;
+  await answers200(child, `${base}/readyz`);
+  say(`service ready on ${port} (database ${db}, namespace ${namespace}, brokers ${kafka.brokers})`);
+  try {
+    const floodId = await listProduct(base, run.adminToken, 'bench flood', FLOOD_STOCK, 1);
+    const acceptId = await listProduct(base, run.adminToken, 'bench accept', ACCEPT_STOCK, PER_USER_LIMIT);
+    await sellOut(base, floodId, run);
+    const pid = child.process.pid;
+    const flood = await measure(
+      'flood (sold out)',
+      { key: 'flood', url: base, productId: floodId, tokens: run.tokens, pid },
+      false,
+    );
+    const accept = await measure(
+      'accept',
+      { key: 'accept', url: base, productId: acceptId, tokens: run.tokens, pid },
+      false,
+    );
+    const accepted = FLOOD_STOCK + Object.values(accept).reduce((n, r) => n + (r.statuses['202'] ?? 0), 0);
+    say(`waiting for the pipeline to decide ${accepted.toLocaleString('en')} reservations…`);
+    const drained = await drain(base, run, db);
+    say(`drained: ${JSON.stringify(drained)}`);
+    say(`service log (warn and above): ${JSON.stringify(child.logs())}`);
+    return { flood, accept, accepted, ...drained, serviceLog: child.logs() };
+  } finally {
+    await child.stop();
+  }
+};
+
+const consumerPhase = async (run: Run) => {
+  const go = async (label: string, merge: boolean, options: ConsumerOptions) => {
+    const name = `seckill_bench_${run.id}_consumer_${label}`;
+    onCleanup(`drop database ${name}`, () => dropDatabase(run.admin, name));
+    const round = label.startsWith('warm') ? '(warm-up)' : `#${label.slice(-1)}`;
+    const key = `consumer ${merge ? 'merged' : 'one-by-one'} ${round}`;
+    const result = await consumerRun(name, merge, options, run.admin, (drain) =>
+      withCpu(key, undefined, drain),
+    );
+    await dropDatabase(run.admin, name);
+    say(`consumer ${label}: ${JSON.stringify(result)}; cores ${JSON.stringify(cpuUse[key])}`);
+    // CPU per committed order: this process (the use case, MikroORM, mysql2) and MariaDB
+    const perOrder = (name: string) => ((cpuUse[key]?.[name] ?? 0) * result.seconds * 1e6) / result.committed;
+    return { ...result, nodeMicros: perOrder('bench'), mariadbMicros: perOrder('mariadb') };
+  };
+  // warm-up of both paths (JIT, pools), on a small backlog each
+  const small = { ...CONSUMER, orders: 2 * CONSUMER.batch };
+  await go('warm_merged', true, small);
+  await go('warm_onebyone', false, small);
+  // A B B A: whatever drifts over the phase (MariaDB's background flushing, other work) hits both modes alike
+  const rounds = [
+    await go('onebyone_1', false, CONSUMER),
+    await go('merged_1', true, CONSUMER),
+    await go('merged_2', true, CONSUMER),
+    await go('onebyone_2', false, CONSUMER),
+  ];
+  const mode = (merge: boolean) => {
+    const mine = rounds.filter((r) => r.mergeDecrements === merge);
+    const committed = mine.reduce((n, r) => n + r.committed, 0);
+    const seconds = mine.reduce((n, r) => n + r.seconds, 0);
+    const mean = (pick: (r: (typeof mine)[number]) => number) =>
+      mine.reduce((n, r) => n + pick(r), 0) / mine.length;
+    return {
+      perSec: Math.round(committed / seconds),
+      statementsPerOrder: Number(mean((r) => r.statementsPerOrder).toFixed(1)),
+      rounds: mine.map((r) => r.perSec),
+      cpuMicrosPerOrder: {
+        node: Math.round(mean((r) => r.nodeMicros)),
+        mariadb: Math.round(mean((r) => r.mariadbMicros)),
+      },
+    };
+  };
+  return { merged: mode(true), oneByOne: mode(false) };
+};
+
+// ---- machine facts ----
+
+/** Server versions, and the process ids of MariaDB and Redis (for the CPU figures). */
+const serverFacts = async (admin: Connection) => {
+  const [rows] = await admin.query<RowDataPacket[]>('SELECT VERSION() AS v, @@pid_file AS f');
+  const mariadb = String(rows[0]?.['v'] ?? 'unknown');
+  const pidFile = String(rows[0]?.['f'] ?? '');
+  const mariadbPid = Number((await readFile(pidFile, 'utf8').catch(() => '')).trim()) || undefined;
+  const redis = connectRedis({ url: REDIS_URL });
+  try {
+    const info = await redis.info('server');
+    const redisPid = Number(/process_id:(\d+)/.exec(info)?.[1]) || undefined;
+    return { mariadb, redis: /redis_version:([^\r\n]+)/.exec(info)?.[1] ?? 'unknown', mariadbPid, redisPid };
+  } finally {
+    await redis.quit();
+  }
+};
+
+const load1 = () => Number((loadavg()[0] ?? 0).toFixed(2));
+
+// ---- the run ----
+
+const main = async (): Promise<Figures> => {
+  const startedAt = new Date().toISOString();
+  const loadAverageStart = load1();
+  const id = randomUUID().replaceAll('-', '').slice(0, 12);
+  const admin = await openAdmin();
+  onCleanup('close the admin connection', () => admin.end());
+  const signer = new JwtTokens(SECRET);
+  const tokens = await Promise.all(
+    Array.from({ length: BUYERS }, (_, i) => signer.sign({ userId: `bench-${id}-${i}`, role: 'user' }, 3600)),
+  );
+  const run: Run = {
+    id,
+    admin,
+    tokens,
+    adminToken: await signer.sign({ userId: 'bench-admin', role: 'admin' }, 3600),
+  };
+  say(
+    `run ${id}: ${BUYERS} buyer tokens signed; ${CONNECTIONS.join(' and ')} connections, ${SECONDS} s per load`,
+  );
+
+  const kafka = await startKafkaMock();
+  onCleanup('stop the kcat mock broker', kafka.stop);
+  const facts = await serverFacts(admin);
+  sharedProbes.push(
+    { name: 'mariadb', pid: facts.mariadbPid },
+    { name: 'redis', pid: facts.redisPid },
+    { name: 'kcat', pid: kafka.pid },
+  );
+  say(`kcat mock broker: ${kafka.brokers} (pid ${kafka.pid})`);
+
+  const naiveDb = `seckill_bench_${id}_naive`;
+  onCleanup(`drop database ${naiveDb}`, () => dropDatabase(admin, naiveDb));
+  await createDatabase(admin, naiveDb);
+  const [naiveProduct, hotRowProduct] = await createNaiveProducts(admin, naiveDb, [NAIVE_STOCK, NAIVE_STOCK]);
+
+  const bare = await baseline({ key: 'bareExpress', label: 'bare express', script: BARE, env: {} }, run, 1);
+  const naiveEnv = { NAIVE_MYSQL_URL: databaseUrl(naiveDb) };
+  const naive = await baseline(
+    { key: 'naiveDb', label: 'naive DB', script: NAIVE, env: naiveEnv },
+    run,
+    naiveProduct!,
+  );
+  const real = await realService(run, kafka);
+
+  // tokens of buyers the service never saw: fresh for the verifier here too
+  const jwt = await jwtCost(
+    SECRET,
+    await Promise.all(
+      Array.from({ length: 4_000 }, (_, i) => signer.sign({ userId: `jwt-${id}-${i}`, role: 'user' })),
+    ),
+  );
+  say(`token check: ${JSON.stringify(jwt)}`);
+  say(`hot row: ${HOT_ROW.connections} connections × ${HOT_ROW.seconds} s on one row…`);
+  const hotRow = await withCpu('hot row', undefined, () =>
+    hotRowCeiling(databaseUrl(naiveDb), hotRowProduct!, HOT_ROW.connections, HOT_ROW.seconds),
+  );
+  say(`hot row: ${JSON.stringify(hotRow)}`);
+  const consumer = await consumerPhase(run);
+
+  const loads: Record<Phase, Record<string, LoadResult>> = {
+    bareExpress: bare,
+    naiveDb: naive,
+    flood: real.flood,
+    accept: real.accept,
+  };
+  const floodRps = byConnections(real.flood, (r) => r.rps);
+  const bareExpressRps = byConnections(bare, (r) => r.rps);
+  const headline = real.flood[HEADLINE]!;
+  const finishedAt = new Date().toISOString();
+  const body: Omit<Figures, 'targets'> = {
+    startedAt,
+    finishedAt,
+    runtimeSeconds: Math.round((Date.now() - started) / 1000),
+    machine: {
+      cores: cpus().length,
+      cpuModel: cpus()[0]?.model.trim() ?? 'unknown',
+      node: process.version,
+      platform: `${process.platform} ${process.arch}`,
+      memoryMb: Math.round(totalmem() / 2 ** 20),
+      mariadb: facts.mariadb,
+      redis: facts.redis,
+      loadAverageStart,
+      loadAverageEnd: load1(),
+    },
+    settings: {
+      secondsPerLoad: SECONDS,
+      warmUpSeconds: WARMUP_SECONDS,
+      buyers: BUYERS,
+      floodStock: FLOOD_STOCK,
+      acceptStock: ACCEPT_STOCK,
+      perUserLimit: PER_USER_LIMIT,
+      consumerBacklog: CONSUMER.orders,
+      consumerBatch: CONSUMER.batch,
+      consumerProducts: CONSUMER.products,
+      consumerConcurrency: CONSUMER.concurrency,
+      hotRowSeconds: HOT_ROW.seconds,
+    },
+    connections: CONNECTIONS,
+    headlineConnections: HEADLINE,
+    bareExpressRps,
+    floodRps,
+    floodRatio: Object.fromEntries(
+      CONNECTIONS.map((c) => [c, Number(((floodRps[c] ?? 0) / (bareExpressRps[c] || 1)).toFixed(3))]),
+    ),
+    floodSoldOutShare: byConnections(real.flood, (r) =>
+      Number(((r.statuses['409'] ?? 0) / Math.max(1, r.answered)).toFixed(4)),
+    ),
+    acceptRps: byConnections(real.accept, (r) => perSecond(r, 202)),
+    naiveDbRps: byConnections(naive, (r) => r.rps),
+    p50Ms: headline.p50Ms,
+    p99Ms: headline.p99Ms,
+    latencyMs: byPhase(loads, latencyOf),
+    targetCpuMicrosPerAnswer: byPhase(loads, (r, key) =>
+      Math.round(((cpuUse[key]?.['target'] ?? 0) / Math.max(1, r.rps)) * 1e6),
+    ),
+    jwtVerifyMicros: jwt.jwtVerifyMicros,
+    jwtRepeatVerifyMicros: jwt.jwtRepeatVerifyMicros,
+    hmacVerifyMicros: jwt.hmacVerifyMicros,
+    otherCoresMean: otherCoresMean(),
+    answers: {
+      bareExpress: byConnections(bare, statusesOf),
+      naiveDb: byConnections(naive, statusesOf),
+      flood: byConnections(real.flood, statusesOf),
+      accept: byConnections(real.accept, statusesOf),
+    },
+    hotRowUpdatesPerSec: hotRow.perSec,
+    hotRowConnections: hotRow.connections,
+    consumerMergedPerSec: consumer.merged.perSec,
+    consumerOneByOnePerSec: consumer.oneByOne.perSec,
+    mergeSpeedup: Number((consumer.merged.perSec / consumer.oneByOne.perSec).toFixed(2)),
+    consumerStatementsPerOrder: {
+      merged: consumer.merged.statementsPerOrder,
+      oneByOne: consumer.oneByOne.statementsPerOrder,
+    },
+    consumerRounds: { merged: consumer.merged.rounds, oneByOne: consumer.oneByOne.rounds },
+    consumerCpuMicrosPerOrder: {
+      merged: consumer.merged.cpuMicrosPerOrder,
+      oneByOne: consumer.oneByOne.cpuMicrosPerOrder,
+    },
+    backlogAfterAccept: real.backlogAfterAccept,
+    serviceCommitPerSec: real.serviceCommitPerSec,
+    serviceLog: real.serviceLog,
+    accepted: real.accepted,
+    drained: real.drained,
+    drainSeconds: real.drainSeconds,
+    oversold: real.oversold,
+    auditOk: real.auditOk,
+    auditViolations: real.auditViolations,
+    cpuCores: cpuUse,
+    cpuOthers,
+  };
+  return { ...body, targets: targetsOf(body) };
+};
+
+const publish = async (figures: Figures) => {
+  await mkdir(`${ROOT}bench/results`, { recursive: true });
+  await writeFile(`${ROOT}bench/results/latest.json`, `${JSON.stringify(figures, null, 2)}\n`);
+  await writeChart(figures, `${ROOT}docs/benchmarks.svg`);
+  const updated = await updateDoc(`${ROOT}docs/benchmarks.md`, figures);
+  process.stdout.write(renderText(figures));
+  say(
+    `wrote bench/results/latest.json, docs/benchmarks.svg${updated ? ' and the results block of docs/benchmarks.md' : ' (docs/benchmarks.md has no results markers: left alone)'}`,
+  );
+};
+
+for (const signal of ['SIGINT', 'SIGTERM'] as const)
+  process.once(signal, () => {
+    say(`${signal}: cleaning up`);
+    void cleanUp().finally(() => process.exit(130));
+  });
+
+try {
+  const figures = await main();
+  await cleanUp();
+  await publish(figures);
+  say(`done in ${Math.round((Date.now() - started) / 1000)} s`);
+} catch (error) {
+  say(`FAILED: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+  await cleanUp();
+  process.exitCode = 1;
+}
