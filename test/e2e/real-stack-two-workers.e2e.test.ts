@@ -47,7 +47,7 @@ describe('two worker processes on the real stack', () => {
         expect(new Set([...a!, ...b!]).size).toBe(a!.length + b!.length);
         expect(a!.length + b!.length).toBe(4);
       },
-      60_000,
+      45_000,
       200,
     );
 

@@ -59,6 +59,8 @@ export class KafkaMessageSubscriber implements MessageSubscriber {
       groupId: spec.groupId,
       allowAutoTopicCreation: true,
       sessionTimeout: this.options.sessionTimeoutMs ?? 30_000,
+      // a rebalance waits for the members that are alive, not for a minute
+      rebalanceTimeout: this.options.sessionTimeoutMs ?? 30_000,
       heartbeatInterval: Math.max(500, Math.floor((this.options.sessionTimeoutMs ?? 30_000) / 10)),
       maxWaitTimeInMs: this.options.maxWaitTimeMs ?? 1_000,
       maxBytesPerPartition: this.options.maxBytesPerPartition ?? 1_048_576,
