@@ -401,7 +401,7 @@ const consumerPhase = async (run: Run) => {
       mine.reduce((n, r) => n + pick(r), 0) / mine.length;
     return {
       perSec: Math.round(committed / seconds),
-      statementsPerOrder: Number(mean((r) => r.statementsPerOrder).toFixed(1)),
+      statementsPerOrder: Number(mean((r) => r.statementsPerOrder).toFixed(2)),
       rounds: mine.map((r) => r.perSec),
       cpuMicrosPerOrder: {
         node: Math.round(mean((r) => r.nodeMicros)),

@@ -252,7 +252,7 @@ export const consumerRun = async (
       committed,
       seconds,
       perSec: Math.round(committed / seconds),
-      statementsPerOrder: Number((statements / options.orders).toFixed(1)),
+      statementsPerOrder: Number((statements / options.orders).toFixed(2)),
     };
   } finally {
     await db.end();

@@ -20,6 +20,20 @@ export const loadOrder = async (
   return { state: replayOrder(events.filter(isOrderEvent)), version };
 };
 
+/** Several orders' streams in one read. */
+export const loadOrders = async (
+  stores: Pick<TransactionalStores, 'events'>,
+  orderIds: readonly string[],
+): Promise<Map<string, LoadedOrder>> => {
+  const streams = await stores.events.readMany(orderIds.map(orderStreamId));
+  const loaded = new Map<string, LoadedOrder>();
+  for (const orderId of orderIds) {
+    const { events, version } = streams.get(orderStreamId(orderId)) ?? { events: [], version: 0 };
+    loaded.set(orderId, { state: replayOrder(events.filter(isOrderEvent)), version });
+  }
+  return loaded;
+};
+
 export const toView = (state: OrderState, updatedAt: string): OrderView | null => {
   if (state.status === 'NONE') return null;
   return {
@@ -49,6 +63,33 @@ export const recordOrderEvents = async (
   const view = toView(state, now);
   if (view) await stores.orders.upsert(view);
   return state;
+};
+
+export type OrderDecision = Readonly<{
+  loaded: LoadedOrder;
+  events: readonly OrderEvent[];
+  metadata: EventMetadata;
+}>;
+
+/** `recordOrderEvents` for several orders (each at most once): one append and one read-model write. */
+export const recordManyOrderEvents = async (
+  stores: TransactionalStores,
+  decisions: readonly OrderDecision[],
+  now: string,
+): Promise<void> => {
+  const appends = decisions.flatMap(({ loaded, events, metadata }) => {
+    const first = events[0];
+    return first
+      ? [{ streamId: orderStreamId(first.data.orderId), events, expectedVersion: loaded.version, metadata }]
+      : [];
+  });
+  await stores.events.appendMany(appends);
+  const views = decisions.flatMap(({ loaded, events }) => {
+    if (events.length === 0) return [];
+    const view = toView(events.reduce(evolve, loaded.state), now);
+    return view ? [view] : [];
+  });
+  await stores.orders.upsertMany(views);
 };
 
 /** load → decide → append → read model, in the caller's transaction. */

@@ -86,6 +86,73 @@ export const eventStoreContract = (
       expect(await readAllAfter(store(), tail)).toEqual([]);
     });
 
+    it('reads several streams at once, unknown ones empty', async () => {
+      const a = uniqueName('order');
+      const b = uniqueName('order');
+      const unknown = uniqueName('order');
+      await store().append(a, [orderReserved('a'), stockCommitted('a')], 0);
+      await store().append(b, [orderReserved('b')], 0);
+      const found = await store().readMany([a, b, unknown]);
+      expect(found.get(a)).toEqual({ events: [orderReserved('a'), stockCommitted('a')], version: 2 });
+      expect(found.get(b)).toEqual({ events: [orderReserved('b')], version: 1 });
+      expect(found.get(unknown)).toEqual({ events: [], version: 0 });
+      expect((await store().readMany([])).size).toBe(0);
+    });
+
+    it('appends to several streams at once, in one global order', async () => {
+      const tail = await tailPosition(store());
+      const a = uniqueName('order');
+      const b = uniqueName('order');
+      await store().append(a, [orderReserved('a')], 0);
+      await store().appendMany([
+        { streamId: a, events: [stockCommitted('a')], expectedVersion: 1, metadata: { causationId: 'm-a' } },
+        { streamId: b, events: [orderReserved('b'), stockCommitted('b')], expectedVersion: 0 },
+      ]);
+      expect(await store().read(a)).toEqual({
+        events: [orderReserved('a'), stockCommitted('a')],
+        version: 2,
+      });
+      expect(await store().read(b)).toEqual({
+        events: [orderReserved('b'), stockCommitted('b')],
+        version: 2,
+      });
+      const all = await readAllAfter(store(), tail);
+      expect(all.map((e) => [e.streamId, e.streamVersion, e.metadata])).toEqual([
+        [a, 1, {}],
+        [a, 2, { causationId: 'm-a' }],
+        [b, 1, {}],
+        [b, 2, {}],
+      ]);
+    });
+
+    it('writes nothing of a multi-stream append when any stream is off its expected version', async () => {
+      const a = uniqueName('order');
+      const b = uniqueName('order');
+      await store().append(a, [orderReserved('a')], 0);
+      await store().append(b, [orderReserved('b'), stockCommitted('b')], 0);
+      const tail = await tailPosition(store());
+      for (const [behindOrAhead, wrong] of [
+        ['behind', 3],
+        ['ahead', 1],
+      ] as const) {
+        const fresh = uniqueName('order');
+        const attempt = store().appendMany([
+          { streamId: fresh, events: [orderReserved('c')], expectedVersion: 0 },
+          { streamId: a, events: [stockCommitted('a')], expectedVersion: 1 },
+          { streamId: b, events: [stockCommitted('b')], expectedVersion: wrong },
+        ]);
+        await expect(attempt).rejects.toBeInstanceOf(VersionConflict);
+        await expect(attempt).rejects.toMatchObject({ streamId: b, expectedVersion: wrong });
+        expect({ behindOrAhead, fresh: await store().read(fresh) }).toEqual({
+          behindOrAhead,
+          fresh: { events: [], version: 0 },
+        });
+      }
+      expect((await store().read(a)).version).toBe(1);
+      expect((await store().read(b)).version).toBe(2);
+      expect(await readAllAfter(store(), tail)).toEqual([]);
+    });
+
     it('lets exactly one of several concurrent appends at the same expected version win', async () => {
       const stream = uniqueName('order');
       await store().append(stream, [orderReserved('o1')], 0);

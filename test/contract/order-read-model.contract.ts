@@ -54,6 +54,32 @@ export const orderReadModelContract = (
       expect(await orders().unitsHeld('nobody', 7, ['RESERVED'])).toBe(0);
     });
 
+    it('upserts several orders at once, inserting new ones and replacing known ones', async () => {
+      await orders().upsert(orderView('known'));
+      const replaced = orderView('known', { status: 'COMMITTED', updatedAt: instant(5) });
+      const added = orderView('added', { quantity: 3 });
+      await orders().upsertMany([replaced, added]);
+      expect(await orders().get('known')).toEqual(replaced);
+      expect(await orders().get('added')).toEqual(added);
+      await orders().upsertMany([]);
+      expect(await orders().findByProduct(7, ['RESERVED', 'COMMITTED'])).toHaveLength(2);
+    });
+
+    it("sums several users' units of one product at once, leaving out users who hold none", async () => {
+      await upsertAll([
+        orderView('a1', { userId: 'a', quantity: 2, status: 'COMMITTED' }),
+        orderView('a2', { userId: 'a', quantity: 1, status: 'PAID' }),
+        orderView('a3', { userId: 'a', quantity: 5, status: 'RESERVED' }),
+        orderView('b1', { userId: 'b', quantity: 4, status: 'COMMITTED' }),
+        orderView('b2', { userId: 'b', quantity: 9, status: 'COMMITTED', productId: 8 }),
+        orderView('c1', { userId: 'c', quantity: 6, status: 'COMMITTED' }),
+      ]);
+      const held = await orders().unitsHeldByUsers(['a', 'b', 'nobody', 'a'], 7, ['COMMITTED', 'PAID']);
+      expect(Object.fromEntries(held)).toEqual({ a: 3, b: 4 });
+      expect((await orders().unitsHeldByUsers([], 7, ['COMMITTED'])).size).toBe(0);
+      expect((await orders().unitsHeldByUsers(['a'], 7, [])).size).toBe(0);
+    });
+
     it('finds orders of one status updated before a time, oldest first, up to a limit', async () => {
       await upsertAll([
         orderView('third', { status: 'COMMITTED', updatedAt: instant(30) }),

@@ -36,6 +36,32 @@ export const outboxContract = (name: string, make: () => Promise<Outbox>, teardo
       expect((await outbox().countByStatus())[OutboxStatus.PENDING]).toBe(1);
     });
 
+    it('adds several rows at once, and on a duplicate id writes none of them', async () => {
+      await outbox().addMany([outboxMessage('m1'), outboxMessage('m2')], instant(1));
+      expect(await statusOf('m1')).toBe(OutboxStatus.PENDING);
+      expect(await outbox().get('m2')).toMatchObject({ attempts: 0, createdAt: instant(1) });
+      await expect(
+        outbox().addMany([outboxMessage('m3'), outboxMessage('m2', { payload: 'again' })], instant(2)),
+      ).rejects.toThrow(/duplicate outbox message id/);
+      expect(await outbox().get('m3')).toBeNull();
+      expect(await outbox().get('m2')).toMatchObject({ payload: outboxMessage('m2').payload });
+      await outbox().addMany([], instant(3));
+      expect((await outbox().countByStatus())[OutboxStatus.PENDING]).toBe(2);
+    });
+
+    it('marks several rows consumed at once, leaving the others', async () => {
+      for (const id of ['m1', 'm2', 'm3']) await outbox().add(outboxMessage(id), instant(0));
+      await outbox().markSent('m2', instant(1));
+      await outbox().markConsumedMany(['m1', 'm2', 'unknown'], instant(2));
+      expect(await outbox().get('m1')).toMatchObject({
+        status: OutboxStatus.CONSUMED,
+        updatedAt: instant(2),
+      });
+      expect(await statusOf('m2')).toBe(OutboxStatus.CONSUMED);
+      expect(await statusOf('m3')).toBe(OutboxStatus.PENDING);
+      await outbox().markConsumedMany([], instant(3));
+    });
+
     it('marks a row sent', async () => {
       await outbox().add(outboxMessage('m1'), instant(0));
       await outbox().markSent('m1', instant(2));

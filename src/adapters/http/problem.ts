@@ -2,6 +2,15 @@ import type { Response } from 'express';
 
 export type FieldProblem = Readonly<{ field: string; message: string }>;
 
+/** What a problem answer says; `HttpProblem` is the same, thrown. */
+export type Problem = Readonly<{
+  status: number;
+  code: string;
+  detail: string;
+  errors?: readonly FieldProblem[];
+  headers?: Readonly<Record<string, string>>;
+}>;
+
 /** An answer in RFC 9457 form (`application/problem+json`) with a stable machine-readable `code`. */
 export class HttpProblem extends Error {
   constructor(
@@ -30,20 +39,35 @@ const TITLES: Record<number, string> = {
   503: 'Service Unavailable',
 };
 
-export const sendProblem = (res: Response, problem: HttpProblem, instance: string): void => {
-  for (const [name, value] of Object.entries(problem.headers)) res.setHeader(name, value);
-  res
-    .status(problem.status)
-    .type('application/problem+json')
-    .send(
-      JSON.stringify({
-        type: `/problems/${problem.code.toLowerCase().replaceAll('_', '-')}`,
-        title: TITLES[problem.status] ?? 'Error',
-        status: problem.status,
-        code: problem.code,
-        detail: problem.detail,
-        instance,
-        ...(problem.errors.length > 0 ? { errors: problem.errors } : {}),
-      }),
-    );
+/**
+ * Writes the problem straight to the socket: the flood's rejections are most of what the service answers, so
+ * this path skips express's content negotiation and mime lookup.
+ */
+const types = new Map<string, string>();
+const typeOf = (code: string): string => {
+  let type = types.get(code);
+  if (type === undefined) {
+    type = `/problems/${code.toLowerCase().replaceAll('_', '-')}`;
+    types.set(code, type);
+  }
+  return type;
+};
+
+export const sendProblem = (res: Response, problem: Problem, instance: string): void => {
+  const errors = problem.errors ?? [];
+  const body = JSON.stringify({
+    type: typeOf(problem.code),
+    title: TITLES[problem.status] ?? 'Error',
+    status: problem.status,
+    code: problem.code,
+    detail: problem.detail,
+    instance,
+    ...(errors.length > 0 ? { errors } : {}),
+  });
+  if (problem.headers)
+    for (const [name, value] of Object.entries(problem.headers)) res.setHeader(name, value);
+  res.statusCode = problem.status;
+  res.setHeader('Content-Type', 'application/problem+json; charset=utf-8');
+  res.setHeader('Content-Length', Buffer.byteLength(body));
+  res.end(body);
 };

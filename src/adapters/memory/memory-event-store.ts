@@ -3,6 +3,7 @@ import {
   type EventMetadata,
   type EventStore,
   type StoredEvent,
+  type StreamAppend,
   VersionConflict,
 } from '../../application/index.js';
 import { type MemoryDatabase, type MemorySession, sessionOf } from './memory-database.js';
@@ -22,28 +23,45 @@ export class MemoryEventStore implements EventStore {
     return Promise.resolve({ events: stream.map((s) => s.event), version: stream.length });
   }
 
-  append(
+  readMany(streamIds: readonly string[]): Promise<Map<string, { events: DomainEvent[]; version: number }>> {
+    const found = new Map<string, { events: DomainEvent[]; version: number }>();
+    for (const streamId of streamIds) {
+      const stream = this.session.get('streams', streamId) ?? [];
+      found.set(streamId, { events: stream.map((s) => s.event), version: stream.length });
+    }
+    return Promise.resolve(found);
+  }
+
+  async append(
     streamId: string,
     events: readonly DomainEvent[],
     expectedVersion: number,
     metadata: EventMetadata = {},
   ): Promise<number> {
+    await this.appendMany([{ streamId, events, expectedVersion, metadata }]);
+    return expectedVersion + events.length;
+  }
+
+  appendMany(appends: readonly StreamAppend[]): Promise<void> {
     return this.session.write((tables) => {
-      const stream = tables.get('streams', streamId) ?? [];
-      if (stream.length !== expectedVersion) throw new VersionConflict(streamId, expectedVersion);
-      const last = tables.log().at(-1)?.position ?? 0;
+      for (const { streamId, expectedVersion } of appends)
+        if ((tables.get('streams', streamId) ?? []).length !== expectedVersion)
+          throw new VersionConflict(streamId, expectedVersion);
       const occurredAt = this.now();
-      const stored: StoredEvent[] = events.map((event, i) => ({
-        position: last + i + 1,
-        streamId,
-        streamVersion: expectedVersion + i + 1,
-        event: structuredClone(event),
-        metadata: { ...metadata },
-        occurredAt,
-      }));
-      tables.set('streams', streamId, [...stream, ...stored]);
-      tables.appendToLog(stored);
-      return expectedVersion + events.length;
+      let position = tables.log().at(-1)?.position ?? 0;
+      for (const { streamId, events, expectedVersion, metadata = {} } of appends) {
+        if (events.length === 0) continue;
+        const stored: StoredEvent[] = events.map((event, i) => ({
+          position: ++position,
+          streamId,
+          streamVersion: expectedVersion + i + 1,
+          event: structuredClone(event),
+          metadata: { ...metadata },
+          occurredAt,
+        }));
+        tables.set('streams', streamId, [...(tables.get('streams', streamId) ?? []), ...stored]);
+        tables.appendToLog(stored);
+      }
     });
   }
 

@@ -13,6 +13,12 @@ export class MemoryOrderReadModel implements OrderReadModel {
     return this.session.write((tables) => tables.set('orders', order.orderId, { ...order }));
   }
 
+  upsertMany(orders: readonly OrderView[]): Promise<void> {
+    return this.session.write((tables) => {
+      for (const order of orders) tables.set('orders', order.orderId, { ...order });
+    });
+  }
+
   get(orderId: string): Promise<OrderView | null> {
     return Promise.resolve(this.session.get('orders', orderId) ?? null);
   }
@@ -23,6 +29,19 @@ export class MemoryOrderReadModel implements OrderReadModel {
       if (o.userId === userId && o.productId === productId && statuses.includes(o.status))
         units += o.quantity;
     return Promise.resolve(units);
+  }
+
+  unitsHeldByUsers(
+    userIds: readonly string[],
+    productId: number,
+    statuses: readonly OrderStatus[],
+  ): Promise<Map<string, number>> {
+    const users = new Set(userIds);
+    const held = new Map<string, number>();
+    for (const o of this.session.rows('orders'))
+      if (users.has(o.userId) && o.productId === productId && statuses.includes(o.status))
+        held.set(o.userId, (held.get(o.userId) ?? 0) + o.quantity);
+    return Promise.resolve(held);
   }
 
   findByStatus(status: OrderStatus, updatedBefore: string, limit: number): Promise<OrderView[]> {

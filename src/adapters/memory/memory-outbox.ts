@@ -14,17 +14,26 @@ export class MemoryOutbox implements Outbox {
   }
 
   add(message: NewOutboxMessage, now: string): Promise<void> {
+    return this.addMany([message], now);
+  }
+
+  addMany(messages: readonly NewOutboxMessage[], now: string): Promise<void> {
     return this.session.write((tables) => {
-      if (tables.get('outbox', message.messageId))
-        throw new Error(`duplicate outbox message id ${message.messageId}`);
-      tables.set('outbox', message.messageId, {
-        ...message,
-        status: OutboxStatus.PENDING,
-        attempts: 0,
-        lastError: null,
-        createdAt: now,
-        updatedAt: now,
-      });
+      const ids = new Set<string>();
+      for (const { messageId } of messages) {
+        if (tables.get('outbox', messageId) || ids.has(messageId))
+          throw new Error(`duplicate outbox message id ${messageId}`);
+        ids.add(messageId);
+      }
+      for (const message of messages)
+        tables.set('outbox', message.messageId, {
+          ...message,
+          status: OutboxStatus.PENDING,
+          attempts: 0,
+          lastError: null,
+          createdAt: now,
+          updatedAt: now,
+        });
     });
   }
 
@@ -42,6 +51,10 @@ export class MemoryOutbox implements Outbox {
 
   async markConsumed(messageId: string, now: string): Promise<void> {
     await this.update(messageId, (row) => ({ ...row, status: OutboxStatus.CONSUMED, updatedAt: now }));
+  }
+
+  async markConsumedMany(messageIds: readonly string[], now: string): Promise<void> {
+    for (const messageId of messageIds) await this.markConsumed(messageId, now);
   }
 
   async markFailed(

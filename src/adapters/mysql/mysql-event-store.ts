@@ -1,8 +1,10 @@
+import type { EntityManager } from '@mikro-orm/mysql';
 import type { DomainEvent } from '../../domain/index.js';
 import {
   type EventMetadata,
   type EventStore,
   type StoredEvent,
+  type StreamAppend,
   VersionConflict,
 } from '../../application/index.js';
 import { isDuplicateKey } from './mysql-errors.js';
@@ -39,38 +41,85 @@ export class MySqlEventStore implements EventStore {
     });
   }
 
-  append(
+  readMany(streamIds: readonly string[]): Promise<Map<string, { events: DomainEvent[]; version: number }>> {
+    return this.session.run('read streams', async (em) => {
+      const found = new Map<string, { events: DomainEvent[]; version: number }>();
+      for (const streamId of streamIds) found.set(streamId, { events: [], version: 0 });
+      if (streamIds.length === 0) return found;
+      const rows = await em.find(
+        EventSchema,
+        { streamId: { $in: [...new Set(streamIds)] } },
+        { orderBy: { streamId: 'asc', streamVersion: 'asc' }, disableIdentityMap: true },
+      );
+      for (const row of rows) {
+        const stream = found.get(row.streamId)!;
+        stream.events.push(toStored(row).event);
+        stream.version += 1;
+      }
+      return found;
+    });
+  }
+
+  async append(
     streamId: string,
     events: readonly DomainEvent[],
     expectedVersion: number,
     metadata: EventMetadata = {},
   ): Promise<number> {
-    if (events.length === 0) return Promise.resolve(expectedVersion);
+    await this.appendMany([{ streamId, events, expectedVersion, metadata }]);
+    return expectedVersion + events.length;
+  }
+
+  appendMany(appends: readonly StreamAppend[]): Promise<void> {
+    const writes = appends.filter((a) => a.events.length > 0);
+    if (writes.length === 0) return Promise.resolve();
     return this.session.run('append', async (em) => {
-      // a stream ahead of the expected version collides on the unique key; one behind it is caught here
-      if (expectedVersion > 0) {
-        const at = await em.count(EventSchema, { streamId, streamVersion: expectedVersion });
-        if (at === 0) throw new VersionConflict(streamId, expectedVersion);
-      }
+      // a stream ahead of its expected version collides on the unique key; one behind it is caught here
+      const behind = await this.firstOffVersion(
+        em,
+        writes.filter((a) => a.expectedVersion > 0),
+        (version, expected) => version < expected,
+      );
+      if (behind) throw new VersionConflict(behind.streamId, behind.expectedVersion);
       const occurredAt = new Date(this.now());
       try {
         await em.insertMany(
           EventSchema,
-          events.map((event, i) => ({
-            streamId,
-            streamVersion: expectedVersion + i + 1,
-            type: event.type,
-            payload: event.data,
-            metadata,
-            occurredAt,
-          })),
+          writes.flatMap(({ streamId, events, expectedVersion, metadata = {} }) =>
+            events.map((event, i) => ({
+              streamId,
+              streamVersion: expectedVersion + i + 1,
+              type: event.type,
+              payload: event.data,
+              metadata,
+              occurredAt,
+            })),
+          ),
         );
       } catch (error) {
-        if (isDuplicateKey(error)) throw new VersionConflict(streamId, expectedVersion);
+        if (isDuplicateKey(error)) {
+          const ahead = await this.firstOffVersion(em, writes, (version, expected) => version > expected);
+          const conflict = ahead ?? writes[0]!;
+          throw new VersionConflict(conflict.streamId, conflict.expectedVersion);
+        }
         throw error;
       }
-      return expectedVersion + events.length;
     });
+  }
+
+  /** The first append whose stream's stored version is off its expected one in the given way. */
+  private async firstOffVersion(
+    em: EntityManager,
+    appends: readonly StreamAppend[],
+    off: (version: number, expected: number) => boolean,
+  ): Promise<StreamAppend | undefined> {
+    if (appends.length === 0) return undefined;
+    const rows: Array<{ stream_id: string; n: number | string }> = await em.getConnection().execute(
+      `SELECT stream_id, COUNT(*) AS n FROM event_store WHERE stream_id IN (${appends.map(() => '?').join(', ')}) GROUP BY stream_id`,
+      appends.map((a) => a.streamId),
+    );
+    const versions = new Map(rows.map((row) => [row.stream_id, Number(row.n)]));
+    return appends.find((a) => off(versions.get(a.streamId) ?? 0, a.expectedVersion));
   }
 
   readAll(afterPosition: number, limit: number): Promise<StoredEvent[]> {

@@ -14,26 +14,29 @@ const toView = (row: OrderRow): OrderView => ({
   updatedAt: row.updatedAt.toISOString(),
 });
 
+const toRow = (order: OrderView) => ({
+  orderId: order.orderId,
+  userId: order.userId,
+  productId: order.productId,
+  quantity: order.quantity,
+  status: order.status,
+  reason: order.reason,
+  reservedAt: new Date(order.reservedAt),
+  updatedAt: new Date(order.updatedAt),
+});
+
 /** The `orders` table: the read model kept in step with the order streams, in the same transaction. */
 export class MySqlOrderReadModel implements OrderReadModel {
   constructor(private readonly session: MySqlSession) {}
 
   upsert(order: OrderView): Promise<void> {
-    return this.session.run('upsert order', async (em) => {
-      await em.upsert(
-        OrderSchema,
-        {
-          orderId: order.orderId,
-          userId: order.userId,
-          productId: order.productId,
-          quantity: order.quantity,
-          status: order.status,
-          reason: order.reason,
-          reservedAt: new Date(order.reservedAt),
-          updatedAt: new Date(order.updatedAt),
-        },
-        { disableIdentityMap: true },
-      );
+    return this.upsertMany([order]);
+  }
+
+  upsertMany(orders: readonly OrderView[]): Promise<void> {
+    if (orders.length === 0) return Promise.resolve();
+    return this.session.run('upsert orders', async (em) => {
+      await em.upsertMany(OrderSchema, orders.map(toRow), { disableIdentityMap: true });
     });
   }
 
@@ -52,6 +55,24 @@ export class MySqlOrderReadModel implements OrderReadModel {
         { fields: ['quantity'], disableIdentityMap: true },
       );
       return rows.reduce((sum, row) => sum + row.quantity, 0);
+    });
+  }
+
+  unitsHeldByUsers(
+    userIds: readonly string[],
+    productId: number,
+    statuses: readonly OrderStatus[],
+  ): Promise<Map<string, number>> {
+    if (userIds.length === 0 || statuses.length === 0) return Promise.resolve(new Map());
+    return this.session.run('units held by users', async (em) => {
+      const users = [...new Set(userIds)];
+      const rows: Array<{ user_id: string; units: number | string }> = await em
+        .getConnection()
+        .execute(
+          `SELECT user_id, SUM(quantity) AS units FROM orders WHERE product_id = ? AND user_id IN (${users.map(() => '?').join(', ')}) AND status IN (${statuses.map(() => '?').join(', ')}) GROUP BY user_id`,
+          [productId, ...users, ...statuses],
+        );
+      return new Map(rows.map((row) => [row.user_id, Number(row.units)]));
     });
   }
 

@@ -28,20 +28,29 @@ export class MySqlOutbox implements Outbox {
   constructor(private readonly session: MySqlSession) {}
 
   add(message: NewOutboxMessage, now: string): Promise<void> {
-    return this.session.run('add outbox row', async (em) => {
+    return this.addMany([message], now);
+  }
+
+  addMany(messages: readonly NewOutboxMessage[], now: string): Promise<void> {
+    if (messages.length === 0) return Promise.resolve();
+    return this.session.run('add outbox rows', async (em) => {
       const at = new Date(now);
       try {
-        await em.insert(OutboxSchema, {
-          ...message,
-          headers: { ...message.headers },
-          status: OutboxStatus.PENDING,
-          attempts: 0,
-          lastError: null,
-          createdAt: at,
-          updatedAt: at,
-        });
+        await em.insertMany(
+          OutboxSchema,
+          messages.map((message) => ({
+            ...message,
+            headers: { ...message.headers },
+            status: OutboxStatus.PENDING,
+            attempts: 0,
+            lastError: null,
+            createdAt: at,
+            updatedAt: at,
+          })),
+        );
       } catch (error) {
-        if (isDuplicateKey(error)) throw new Error(`duplicate outbox message id ${message.messageId}`);
+        if (isDuplicateKey(error))
+          throw new Error(`duplicate outbox message id ${messages.map((m) => m.messageId).join(', ')}`);
         throw error;
       }
     });
@@ -69,6 +78,17 @@ export class MySqlOutbox implements Outbox {
       await em.nativeUpdate(
         OutboxSchema,
         { messageId },
+        { status: OutboxStatus.CONSUMED, updatedAt: new Date(now) },
+      );
+    });
+  }
+
+  markConsumedMany(messageIds: readonly string[], now: string): Promise<void> {
+    if (messageIds.length === 0) return Promise.resolve();
+    return this.session.run('mark consumed', async (em) => {
+      await em.nativeUpdate(
+        OutboxSchema,
+        { messageId: { $in: [...messageIds] } },
         { status: OutboxStatus.CONSUMED, updatedAt: new Date(now) },
       );
     });

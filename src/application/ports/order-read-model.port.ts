@@ -13,9 +13,17 @@ export type OrderView = Readonly<{
 
 export interface OrderReadModel {
   upsert(order: OrderView): Promise<void>;
+  /** Several orders at once, each as `upsert` would. */
+  upsertMany(orders: readonly OrderView[]): Promise<void>;
   get(orderId: string): Promise<OrderView | null>;
   /** Units a user holds of a product in orders with these statuses. */
   unitsHeld(userId: string, productId: number, statuses: readonly OrderStatus[]): Promise<number>;
+  /** `unitsHeld` for several users of one product at once; users holding nothing are absent. */
+  unitsHeldByUsers(
+    userIds: readonly string[],
+    productId: number,
+    statuses: readonly OrderStatus[],
+  ): Promise<Map<string, number>>;
   /** Orders of one status last updated before a time, oldest first. */
   findByStatus(status: OrderStatus, updatedBefore: string, limit: number): Promise<OrderView[]>;
   /** Every order of a product with one of these statuses. */

@@ -23,10 +23,14 @@ export type NewOutboxMessage = Pick<
 
 export interface Outbox {
   add(message: NewOutboxMessage, now: string): Promise<void>;
+  /** Several rows at once, each as `add` would; all or nothing. */
+  addMany(messages: readonly NewOutboxMessage[], now: string): Promise<void>;
   get(messageId: string): Promise<OutboxMessage | null>;
   /** Moves a row forward only: a consumed row is never marked sent again. */
   markSent(messageId: string, now: string): Promise<void>;
   markConsumed(messageId: string, now: string): Promise<void>;
+  /** `markConsumed` for several rows at once. */
+  markConsumedMany(messageIds: readonly string[], now: string): Promise<void>;
   /**
    * Counts a failed attempt. `attempts` counts every publish, successful or not, so a row that is sent again
    * and again without being consumed also runs out: it goes DEAD once it has had `maxAttempts` attempts.

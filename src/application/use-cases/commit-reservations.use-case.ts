@@ -1,6 +1,6 @@
 import { decide, type OrderCommand, type ReleaseReason } from '../../domain/index.js';
 import { compensationMessage, parseReserved, type ReservedPayload } from '../messages.js';
-import { type LoadedOrder, loadOrder, recordOrderEvents } from '../order-stream.js';
+import { type LoadedOrder, loadOrders, type OrderDecision, recordManyOrderEvents } from '../order-stream.js';
 import type { OutboxDispatcher } from '../outbox-dispatcher.js';
 import type {
   Clock,
@@ -20,14 +20,16 @@ export type CommitReservationsDeps = Readonly<{
   clock: Clock;
   logger: Logger;
   metrics: Metrics;
-  /** merge one product's orders into one conditional decrement where it fits */
+  /** one transaction and one conditional decrement per product and batch; else one per reservation */
   mergeDecrements: boolean;
 }>;
 
 /**
- * The commit consumer: MySQL's final word on each reservation. One transaction per product and batch; the
- * caller acknowledges the batch only after this resolves, so a crash means redelivery, and redelivery of a
- * decided order is skipped.
+ * The commit consumer: MySQL's final word on each reservation. Merged, one transaction per product and batch
+ * with set-based statements (one read of the streams, one limit query, one conditional decrement, one insert
+ * of events, one read-model write, one outbox write); one by one, a transaction per reservation. The caller
+ * acknowledges the batch only after this resolves, so a crash means redelivery, and redelivery of a decided
+ * order is skipped.
  */
 export class CommitReservations {
   constructor(private readonly deps: CommitReservationsDeps) {}
@@ -47,7 +49,9 @@ export class CommitReservations {
       list.push(order);
       byProduct.set(order.productId, list);
     }
-    for (const [productId, orders] of byProduct) await this.commitProduct(productId, orders);
+    for (const [productId, orders] of byProduct)
+      if (this.deps.mergeDecrements) await this.commitProduct(productId, orders);
+      else for (const order of orders) await this.commitProduct(productId, [order]);
   }
 
   private async commitProduct(productId: number, orders: readonly ReservedPayload[]): Promise<void> {
@@ -55,19 +59,23 @@ export class CommitReservations {
     const compensations = await this.deps.unitOfWork.run(async (stores) => {
       const product = await stores.inventory.get(productId);
       const candidates = await this.undecided(stores, orders);
+      const held = product
+        ? await stores.orders.unitsHeldByUsers(
+            candidates.map((c) => c.order.userId),
+            productId,
+            ['COMMITTED', 'PAID'],
+          )
+        : new Map<string, number>();
       const releases: Array<Candidate & { reason: ReleaseReason }> = [];
       const withinLimit: Candidate[] = [];
-      const heldInBatch = new Map<string, number>();
       for (const candidate of candidates) {
         const { userId, quantity } = candidate.order;
-        const held =
-          (heldInBatch.get(userId) ?? 0) +
-          (await stores.orders.unitsHeld(userId, productId, ['COMMITTED', 'PAID']));
-        if (!product || held + quantity > product.perUserLimit) {
+        const units = held.get(userId) ?? 0;
+        if (!product || units + quantity > product.perUserLimit) {
           releases.push({ ...candidate, reason: product ? 'LIMIT_EXCEEDED' : 'RESERVATION_FAILED' });
           continue;
         }
-        heldInBatch.set(userId, (heldInBatch.get(userId) ?? 0) + quantity);
+        held.set(userId, units + quantity);
         withinLimit.push(candidate);
       }
       const taken = await this.decrement(stores, productId, withinLimit);
@@ -75,24 +83,21 @@ export class CommitReservations {
       withinLimit.forEach((c, i) => {
         if (!taken[i]) releases.push({ ...c, reason: 'SOLD_OUT' });
       });
-      for (const c of commits)
-        await this.record(stores, c, { type: 'CommitStock', orderId: c.order.orderId, now });
-      const messages: NewOutboxMessage[] = [];
-      for (const r of releases) {
-        await this.record(stores, r, {
-          type: 'ReleaseReservation',
-          orderId: r.order.orderId,
-          reason: r.reason,
-          now,
-        });
-        const message = compensationMessage(
-          { orderId: r.order.orderId, productId, reason: r.reason },
-          r.order.orderId,
-        );
-        await stores.outbox.add(message, now);
-        messages.push(message);
-      }
-      for (const order of orders) await stores.outbox.markConsumed(order.messageId, now);
+      await recordManyOrderEvents(
+        stores,
+        [
+          ...commits.map((c) => this.decision(c, { type: 'CommitStock', orderId: c.order.orderId, now })),
+          ...releases.map((r) =>
+            this.decision(r, { type: 'ReleaseReservation', orderId: r.order.orderId, reason: r.reason, now }),
+          ),
+        ],
+        now,
+      );
+      const messages: NewOutboxMessage[] = releases.map((r) =>
+        compensationMessage({ orderId: r.order.orderId, productId, reason: r.reason }, r.order.orderId),
+      );
+      await stores.outbox.addMany(messages, now);
+      await stores.outbox.markConsumedMany([...new Set(orders.map((o) => o.messageId))], now);
       this.deps.metrics.count('orders_committed', {}, commits.length);
       for (const r of releases) this.deps.metrics.count('orders_released', { reason: r.reason });
       return messages;
@@ -105,18 +110,15 @@ export class CommitReservations {
     stores: TransactionalStores,
     orders: readonly ReservedPayload[],
   ): Promise<Candidate[]> {
-    const seen = new Set<string>();
+    const firsts = new Map<string, ReservedPayload>();
+    for (const order of orders) if (!firsts.has(order.orderId)) firsts.set(order.orderId, order);
+    const loaded = await loadOrders(stores, [...firsts.keys()]);
     const candidates: Candidate[] = [];
-    for (const order of orders) {
-      if (seen.has(order.orderId)) continue;
-      seen.add(order.orderId);
-      const loaded = await loadOrder(stores, order.orderId);
-      if (loaded.state.status === 'RESERVED') candidates.push({ order, loaded });
-      else if (loaded.state.status === 'NONE')
-        this.deps.logger.error(
-          { orderId: order.orderId },
-          'reservation message for an order with no history',
-        );
+    for (const [orderId, order] of firsts) {
+      const stream = loaded.get(orderId)!;
+      if (stream.state.status === 'RESERVED') candidates.push({ order, loaded: stream });
+      else if (stream.state.status === 'NONE')
+        this.deps.logger.error({ orderId }, 'reservation message for an order with no history');
     }
     return candidates;
   }
@@ -134,9 +136,11 @@ export class CommitReservations {
     return taken;
   }
 
-  private async record(stores: TransactionalStores, c: Candidate, command: OrderCommand): Promise<void> {
-    const events = decide(command, c.loaded.state);
-    const metadata = { causationId: c.order.messageId, userId: c.order.userId };
-    await recordOrderEvents(stores, c.loaded, events, metadata, command.now);
+  private decision(c: Candidate, command: OrderCommand): OrderDecision {
+    return {
+      loaded: c.loaded,
+      events: decide(command, c.loaded.state),
+      metadata: { causationId: c.order.messageId, userId: c.order.userId },
+    };
   }
 }

@@ -269,12 +269,24 @@ describe('ReconcileStock', () => {
       return this.inner.upsert(order);
     }
 
+    upsertMany(orders: readonly OrderView[]): Promise<void> {
+      return this.inner.upsertMany(orders);
+    }
+
     get(orderId: string): Promise<OrderView | null> {
       return this.inner.get(orderId);
     }
 
     unitsHeld(userId: string, productId: number, statuses: readonly OrderStatus[]): Promise<number> {
       return this.inner.unitsHeld(userId, productId, statuses);
+    }
+
+    unitsHeldByUsers(
+      userIds: readonly string[],
+      productId: number,
+      statuses: readonly OrderStatus[],
+    ): Promise<Map<string, number>> {
+      return this.inner.unitsHeldByUsers(userIds, productId, statuses);
     }
 
     findByStatus(status: OrderStatus, updatedBefore: string, limit: number): Promise<OrderView[]> {
