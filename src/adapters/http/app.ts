@@ -101,10 +101,10 @@ const isJson = (req: Request): boolean => {
 
 const jsonBody = express.json({ limit: '16kb', strict: true, type: 'application/json' });
 
-/** Reads and parses the JSON body: true, or the parser's error. */
-const readBody = (req: Request, res: Response): Promise<true | unknown> =>
+/** Reads and parses the JSON body: resolves with the parser's error, or null. */
+const readBody = (req: Request, res: Response): Promise<{ error: unknown } | null> =>
   new Promise((resolve) => {
-    jsonBody(req, res, (error?: unknown) => resolve(error ?? true));
+    jsonBody(req, res, (error?: unknown) => resolve(error === undefined ? null : { error }));
   });
 
 const requireJson: RequestHandler = (req, _res, next) => {
@@ -235,9 +235,9 @@ export const createHttpApp = (deps: HttpDependencies): express.Express => {
       refused({ status: 415, code: 'UNSUPPORTED_MEDIA_TYPE', detail: 'the body must be application/json' });
       return;
     }
-    const parsed = await readBody(req, res);
-    if (parsed !== true) {
-      next(parsed);
+    const unreadable = await readBody(req, res);
+    if (unreadable) {
+      next(unreadable.error);
       return;
     }
     const body = PlaceOrderBody.safeParse(req.body);

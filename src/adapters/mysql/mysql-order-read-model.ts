@@ -63,7 +63,7 @@ export class MySqlOrderReadModel implements OrderReadModel {
     productId: number,
     statuses: readonly OrderStatus[],
   ): Promise<Map<string, number>> {
-    if (userIds.length === 0 || statuses.length === 0) return Promise.resolve(new Map());
+    if (userIds.length === 0 || statuses.length === 0) return Promise.resolve(new Map<string, number>());
     return this.session.run('units held by users', async (em) => {
       const users = [...new Set(userIds)];
       const rows: Array<{ user_id: string; units: number | string }> = await em
@@ -72,7 +72,7 @@ export class MySqlOrderReadModel implements OrderReadModel {
           `SELECT user_id, SUM(quantity) AS units FROM orders WHERE product_id = ? AND user_id IN (${users.map(() => '?').join(', ')}) AND status IN (${statuses.map(() => '?').join(', ')}) GROUP BY user_id`,
           [productId, ...users, ...statuses],
         );
-      return new Map(rows.map((row) => [row.user_id, Number(row.units)]));
+      return new Map<string, number>(rows.map((row) => [row.user_id, Number(row.units)]));
     });
   }
 
