@@ -14,3 +14,4 @@ export * from './use-cases/audit-history.use-case.js';
 export * from './use-cases/manage-products.use-case.js';
 export * from './use-cases/queries.use-case.js';
 export * from './use-cases/stock-books.js';
+export * from './use-cases/sale-dashboard.use-case.js';

@@ -9,6 +9,7 @@ import {
   CompensateReservation,
   DUPLICATE_REQUEST_LOCK,
   EVENT_STORE,
+  CONSUMER_LAG,
   HEALTH_CHECKS,
   type HealthCheck,
   ID_GENERATOR,
@@ -25,6 +26,7 @@ import {
   PlaceOrder,
   ProductCatalog,
   Queries,
+  SaleDashboard,
   RATE_LIMITER,
   ReconcileStock,
   RelayOutbox,
@@ -87,6 +89,7 @@ export const TYPES = {
   AuditHistory: Symbol.for('seckill.AuditHistory'),
   ManageProducts: Symbol.for('seckill.ManageProducts'),
   Queries: Symbol.for('seckill.Queries'),
+  SaleDashboard: Symbol.for('seckill.SaleDashboard'),
 } as const;
 
 export type ContainerOverrides = Readonly<{
@@ -148,6 +151,7 @@ const bindRealProfile = (
   container
     .bind<HealthCheck[]>(HEALTH_CHECKS)
     .toConstantValue([new RedisHealthCheck(r.redis), new MySqlHealthCheck(r.orm), r.kafkaHealth]);
+  container.bind(CONSUMER_LAG).toConstantValue(r.consumerLag);
 };
 
 const singleton = <T>(
@@ -188,6 +192,7 @@ const bindMemoryProfile = (container: Container, config: Config): void => {
   );
   container.bind(MESSAGE_PUBLISHER).toService(TYPES.MemoryBus);
   container.bind(MESSAGE_SUBSCRIBER).toService(TYPES.MemoryBus);
+  container.bind(CONSUMER_LAG).toService(TYPES.MemoryBus);
   singleton(container, SCHEDULER, (get) => new MemoryScheduler(get(LOGGER)));
   container.bind<HealthCheck[]>(HEALTH_CHECKS).toConstantValue([]);
 };
@@ -314,6 +319,20 @@ const bindUseCases = (container: Container, config: Config): void => {
     container,
     TYPES.Queries,
     (get) => new Queries(get(INVENTORY), get(ORDER_READ_MODEL), get(STOCK_GATE)),
+  );
+  singleton(
+    container,
+    TYPES.SaleDashboard,
+    (get) =>
+      new SaleDashboard({
+        inventory: get(INVENTORY),
+        orders: get(ORDER_READ_MODEL),
+        gate: get(STOCK_GATE),
+        outbox: get(OUTBOX),
+        lag: get(CONSUMER_LAG),
+        metrics: get(METRICS),
+        now: () => get<Clock>(CLOCK).now(),
+      }),
   );
 };
 

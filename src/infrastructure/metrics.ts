@@ -51,6 +51,30 @@ export class PrometheusMetrics implements Metrics {
         labelNames: ['status'],
         registers: [this.registry],
       }),
+      gate_stock: new Gauge({
+        name: 'seckill_gate_stock',
+        help: 'Stock left in the Redis gate, by product, as last read for the dashboard or a scrape',
+        labelNames: ['product'],
+        registers: [this.registry],
+      }),
+      mysql_stock: new Gauge({
+        name: 'seckill_mysql_stock',
+        help: 'Stock MySQL has not committed, by product, as last read for the dashboard or a scrape',
+        labelNames: ['product'],
+        registers: [this.registry],
+      }),
+      consumer_lag: new Gauge({
+        name: 'seckill_consumer_lag',
+        help: 'Messages a consumer group has not acknowledged yet, by group and topic',
+        labelNames: ['group', 'topic'],
+        registers: [this.registry],
+      }),
+      stock_drift: new Gauge({
+        name: 'seckill_stock_drift',
+        help: 'Gate stock minus what MySQL says it should be, by product, at the last reconciliation',
+        labelNames: ['product'],
+        registers: [this.registry],
+      }),
     };
     this.httpRequests = new Counter({
       name: 'seckill_http_requests_total',

@@ -2,6 +2,7 @@ import type { MikroORM } from '@mikro-orm/mysql';
 import type { Kafka } from 'kafkajs';
 import { Topics } from '../application/index.js';
 import { createKafka } from '../adapters/kafka/kafka-connection.js';
+import { KafkaConsumerLag } from '../adapters/kafka/kafka-consumer-lag.js';
 import { KafkaHealthCheck } from '../adapters/kafka/kafka-health-check.js';
 import { KafkaMessagePublisher } from '../adapters/kafka/kafka-message-publisher.js';
 import { openMySql } from '../adapters/mysql/mysql-orm.js';
@@ -18,6 +19,7 @@ export type RealResources = Readonly<{
   kafka: Kafka;
   publisher: KafkaMessagePublisher;
   kafkaHealth: KafkaHealthCheck;
+  consumerLag: KafkaConsumerLag;
   close: () => Promise<void>;
 }>;
 
@@ -58,6 +60,7 @@ export const openRealResources = async (config: Config, logger: AppLogger): Prom
     .connect()
     .catch((error: unknown) => logger.warn({ err: String(error) }, 'kafka producer not connected yet'));
   const kafkaHealth = new KafkaHealthCheck(kafka);
+  const consumerLag = new KafkaConsumerLag(kafka);
   return {
     redis,
     redisSubscriber,
@@ -65,8 +68,9 @@ export const openRealResources = async (config: Config, logger: AppLogger): Prom
     kafka,
     publisher,
     kafkaHealth,
+    consumerLag,
     close: async () => {
-      await Promise.allSettled([publisher.disconnect(), kafkaHealth.close()]);
+      await Promise.allSettled([publisher.disconnect(), kafkaHealth.close(), consumerLag.close()]);
       await orm.close(true);
       redisSubscriber.disconnect();
       await redis.quit().catch(() => redis.disconnect());

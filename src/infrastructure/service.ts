@@ -1,4 +1,6 @@
+import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
+import { hostname } from 'node:os';
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { Container, ServiceIdentifier } from 'inversify';
@@ -20,6 +22,7 @@ import {
   type ReconcileStock,
   type RelayOutbox,
   type ReleaseOrder,
+  type SaleDashboard,
   SCHEDULER,
   type Scheduler,
   Topics,
@@ -35,13 +38,39 @@ import { openRealResources, type RealResources } from './real-resources.js';
 
 export type Roles = Readonly<{ http: boolean; worker: boolean }>;
 
-const observerFor = (metrics: PrometheusMetrics): HttpObserver => ({
+/** The package's version, from its package.json (two levels up from src/, three from dist/src/). */
+const VERSION = ((): string => {
+  for (const up of ['../../package.json', '../../../package.json']) {
+    try {
+      const pkg = JSON.parse(readFileSync(new URL(up, import.meta.url), 'utf8')) as {
+        name?: string;
+        version?: string;
+      };
+      if (pkg.name === 'seckill' && pkg.version) return pkg.version;
+    } catch {
+      // not here; try one level up
+    }
+  }
+  return '0.0.0';
+})();
+
+const observerFor = (
+  metrics: PrometheusMetrics,
+  dashboard: SaleDashboard,
+  logger: AppLogger,
+): HttpObserver => ({
   request: (method, route, status, seconds) => {
     metrics.httpRequests.inc({ method, route, code: String(status) });
     metrics.httpDuration.observe({ method, route }, seconds);
   },
   orderAnswer: (code) => metrics.count('order_answers', { code }),
-  render: async () => ({ contentType: metrics.registry.contentType, body: await metrics.registry.metrics() }),
+  render: async () => {
+    // a scrape reads the gate, MySQL stock, the outbox and the consumer lag afresh into their gauges
+    await dashboard.gather().catch((error: unknown) => {
+      logger.warn({ err: String(error) }, 'metrics: could not read the sale figures');
+    });
+    return { contentType: metrics.registry.contentType, body: await metrics.registry.metrics() };
+  },
 });
 
 /**
@@ -71,6 +100,8 @@ const answerUnreadableRequest = (error: NodeJS.ErrnoException, socket: Duplex): 
 /** One running service: the HTTP API, the worker (consumers and scheduled jobs), or both. */
 export class SeckillService {
   private server: Server | null = null;
+  /** the express app, once serving (tests walk its routes) */
+  httpApp: ReturnType<typeof createHttpApp> | null = null;
   private subscriber: MessageSubscriber | null = null;
   private scheduler: Scheduler | null = null;
 
@@ -176,9 +207,16 @@ export class SeckillService {
       queries: this.get(TYPES.Queries),
       tokens: this.get<JwtTokens>(TYPES.Tokens),
       health: this.get<HealthCheck[]>(HEALTH_CHECKS),
-      observer: observerFor(this.get<PrometheusMetrics>(TYPES.PrometheusMetrics)),
+      observer: observerFor(
+        this.get<PrometheusMetrics>(TYPES.PrometheusMetrics),
+        this.get<SaleDashboard>(TYPES.SaleDashboard),
+        this.logger,
+      ),
       logger: this.logger,
       ids: this.get<IdGenerator>(ID_GENERATOR),
+      dashboard: this.get<SaleDashboard>(TYPES.SaleDashboard),
+      version: VERSION,
+      instance: `${hostname()}:${process.pid}`,
     });
     const server = createServer(app);
     server.keepAliveTimeout = 65_000;
@@ -188,6 +226,7 @@ export class SeckillService {
       server.listen(this.config.port, this.config.host, () => resolve());
     });
     this.server = server;
+    this.httpApp = app;
   }
 
   private async startWorker(): Promise<void> {

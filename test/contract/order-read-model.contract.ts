@@ -80,6 +80,27 @@ export const orderReadModelContract = (
       expect((await orders().unitsHeldByUsers(['a'], 7, [])).size).toBe(0);
     });
 
+    it("tallies a product's orders and units by status and release reason", async () => {
+      await upsertAll([
+        orderView('r1', { quantity: 2 }),
+        orderView('r2', { quantity: 1, userId: 'user-2' }),
+        orderView('c1', { quantity: 3, status: 'COMMITTED' }),
+        orderView('x1', { status: 'RELEASED', reason: 'SOLD_OUT' }),
+        orderView('x2', { quantity: 2, status: 'RELEASED', reason: 'SOLD_OUT' }),
+        orderView('x3', { status: 'RELEASED', reason: 'PAYMENT_TIMEOUT' }),
+        orderView('other', { productId: 8, quantity: 9, status: 'PAID' }),
+      ]);
+      const key = (t: { status: string; reason: string | null }) => `${t.status}/${t.reason ?? ''}`;
+      const tallies = (await orders().tally(7)).sort((a, b) => key(a).localeCompare(key(b)));
+      expect(tallies).toEqual([
+        { status: 'COMMITTED', reason: null, orders: 1, units: 3 },
+        { status: 'RELEASED', reason: 'PAYMENT_TIMEOUT', orders: 1, units: 1 },
+        { status: 'RELEASED', reason: 'SOLD_OUT', orders: 2, units: 3 },
+        { status: 'RESERVED', reason: null, orders: 2, units: 3 },
+      ]);
+      expect(await orders().tally(99)).toEqual([]);
+    });
+
     it('finds orders of one status updated before a time, oldest first, up to a limit', async () => {
       await upsertAll([
         orderView('third', { status: 'COMMITTED', updatedAt: instant(30) }),

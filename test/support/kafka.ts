@@ -1,4 +1,5 @@
-import type { Admin, Kafka } from 'kafkajs';
+import type { Kafka } from 'kafkajs';
+import { groupLag } from '../../src/adapters/kafka/kafka-consumer-lag.js';
 import { type KafkaMock, startKafkaMock } from '../../scripts/kafka-mock.js';
 
 export type TestBroker = Readonly<{ brokers: string; mock: KafkaMock | null; stop: () => Promise<void> }>;
@@ -9,19 +10,6 @@ export const startTestBroker = async (): Promise<TestBroker> => {
   if (given) return { brokers: given, mock: null, stop: () => Promise.resolve() };
   const mock = await startKafkaMock();
   return { brokers: mock.brokers, mock, stop: () => mock.stop() };
-};
-
-/** Messages of a topic that a group has not committed yet. */
-const lag = async (admin: Admin, groupId: string, topic: string): Promise<number> => {
-  const ends = await admin.fetchTopicOffsets(topic);
-  const [committed] = await admin.fetchOffsets({ groupId, topics: [topic] });
-  let behind = 0;
-  for (const end of ends) {
-    const at = committed?.partitions.find((p) => p.partition === end.partition)?.offset ?? '-1';
-    const done = BigInt(at === '-1' ? '0' : at);
-    if (done < BigInt(end.high)) behind += Number(BigInt(end.high) - done);
-  }
-  return behind;
 };
 
 /**
@@ -39,7 +27,7 @@ export const groupsCaughtUp = async (
     const deadline = Date.now() + timeoutMs;
     for (;;) {
       let behind = 0;
-      for (const { groupId, topic } of subscriptions) behind += await lag(admin, groupId, topic);
+      for (const { groupId, topic } of subscriptions) behind += await groupLag(admin, groupId, topic);
       if (behind === 0) return;
       if (Date.now() > deadline) throw new Error(`consumer groups still ${behind} messages behind`);
       await new Promise((resolve) => setTimeout(resolve, 50));

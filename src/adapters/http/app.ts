@@ -13,6 +13,7 @@ import {
   type Queries,
   type ReconcileStock,
   type ReleaseOrder,
+  type SaleDashboard,
   VersionConflict,
 } from '../../application/index.js';
 import {
@@ -27,6 +28,10 @@ import {
 import { HttpProblem, type Problem, sendProblem } from './problem.js';
 import { ListProductBody, OrderIdParam, PlaceOrderBody, ProductIdParam, RestockBody } from './schemas.js';
 import type { JwtTokens, Principal } from './tokens.js';
+import { AnswerRates } from './answer-rates.js';
+import { DASHBOARD_PAGE } from './dashboard-page.js';
+import { openApiDocument } from './openapi.js';
+import swaggerUi from 'swagger-ui-express';
 
 export type HttpObserver = {
   request(method: string, route: string, status: number, seconds: number): void;
@@ -47,6 +52,11 @@ export type HttpDependencies = Readonly<{
   observer: HttpObserver;
   logger: Logger;
   ids: IdGenerator;
+  dashboard: SaleDashboard;
+  /** the service's version, shown in the OpenAPI document */
+  version: string;
+  /** names this process in the dashboard's rates (they are counted per process) */
+  instance: string;
 }>;
 
 type Locals = { correlationId: string; principal?: Principal };
@@ -200,6 +210,8 @@ export const createHttpApp = (deps: HttpDependencies): express.Express => {
   app.set('etag', false);
   app.set('query parser', 'simple');
 
+  const rates = new AnswerRates();
+
   /** Gives every request its correlation id and counts its answer once it is sent. */
   const track = (req: Request, res: Response, route: string | null): void => {
     const started = process.hrtime.bigint();
@@ -251,6 +263,7 @@ export const createHttpApp = (deps: HttpDependencies): express.Express => {
       quantity: body.data.quantity,
       correlationId: locals(res).correlationId,
     });
+    rates.mark(result.ok);
     if (result.ok) {
       deps.observer.orderAnswer('RESERVED');
       res
@@ -299,6 +312,17 @@ export const createHttpApp = (deps: HttpDependencies): express.Express => {
       }
     }
     res.status(ready ? 200 : 503).json({ status: ready ? 'ready' : 'not ready', checks });
+  });
+
+  app.get('/api/v1/openapi.json', (_req, res) => {
+    res.json(openApiDocument(deps.version));
+  });
+
+  app.use('/docs', swaggerUi.serve);
+  app.get('/docs', swaggerUi.setup(null, { swaggerOptions: { url: '/api/v1/openapi.json' } }));
+
+  app.get('/dashboard', (_req, res) => {
+    res.type('html').send(DASHBOARD_PAGE);
   });
 
   app.get('/metrics', async (_req, res) => {
@@ -351,6 +375,12 @@ export const createHttpApp = (deps: HttpDependencies): express.Express => {
 
   api.get('/admin/audit', authenticate('admin'), async (_req, res) => {
     res.json(await deps.audit.run());
+  });
+
+  api.get('/admin/dashboard', authenticate('admin'), async (_req, res) => {
+    const figures = await deps.dashboard.gather();
+    res.setHeader('Cache-Control', 'no-store');
+    res.json({ ...figures, rates: { ...rates.perSecond(), instance: deps.instance } });
   });
 
   app.use('/api/v1', api);

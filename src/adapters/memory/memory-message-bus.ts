@@ -1,4 +1,6 @@
 import type {
+  ConsumerLag,
+  GroupLag,
   InboundMessage,
   Logger,
   MessagePublisher,
@@ -8,6 +10,7 @@ import type {
 
 type Group = {
   key: string;
+  groupId: string;
   topic: string;
   offset: number;
   handler: (messages: readonly InboundMessage[]) => Promise<void>;
@@ -21,7 +24,7 @@ type Group = {
  * The broker of the memory profile: a log per topic and an offset per consumer group. Delivery is always
  * asynchronous (never inside the publisher's call), at least once, and a batch that fails is delivered again.
  */
-export class MemoryMessageBus implements MessagePublisher, MessageSubscriber {
+export class MemoryMessageBus implements MessagePublisher, MessageSubscriber, ConsumerLag {
   private readonly logs = new Map<string, InboundMessage[]>();
   private readonly groups = new Map<string, Group>();
   /** committed offsets, kept across stop and subscribe as a broker keeps them */
@@ -53,6 +56,7 @@ export class MemoryMessageBus implements MessagePublisher, MessageSubscriber {
     if (previous) previous.stopped = true;
     const group: Group = {
       key,
+      groupId: spec.groupId,
       topic: spec.topic,
       offset: this.offsets.get(key) ?? 0,
       handler,
@@ -82,6 +86,17 @@ export class MemoryMessageBus implements MessagePublisher, MessageSubscriber {
   whenIdle(): Promise<void> {
     if (this.isIdle()) return Promise.resolve();
     return new Promise((resolve) => this.idleWaiters.push(resolve));
+  }
+
+  /** Per subscribed group, the messages of its topic it has not acknowledged yet. */
+  lag(): Promise<GroupLag[]> {
+    return Promise.resolve(
+      [...this.groups.values()].map((g) => ({
+        groupId: g.groupId,
+        topic: g.topic,
+        lag: Math.max(0, (this.logs.get(g.topic)?.length ?? 0) - g.offset),
+      })),
+    );
   }
 
   /** Messages of a topic, in order: what a fresh consumer group would read from the beginning. */

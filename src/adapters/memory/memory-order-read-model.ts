@@ -1,5 +1,5 @@
 import type { OrderStatus } from '../../domain/index.js';
-import type { OrderReadModel, OrderView } from '../../application/index.js';
+import type { OrderReadModel, OrderView, StatusTally } from '../../application/index.js';
 import { type MemoryDatabase, type MemorySession, sessionOf } from './memory-database.js';
 
 export class MemoryOrderReadModel implements OrderReadModel {
@@ -50,6 +50,22 @@ export class MemoryOrderReadModel implements OrderReadModel {
       .filter((o) => o.status === status && o.updatedAt < updatedBefore)
       .sort((a, b) => a.updatedAt.localeCompare(b.updatedAt));
     return Promise.resolve(found.slice(0, limit));
+  }
+
+  tally(productId: number): Promise<StatusTally[]> {
+    const tallies = new Map<
+      string,
+      { status: OrderStatus; reason: OrderView['reason']; orders: number; units: number }
+    >();
+    for (const o of this.session.rows('orders')) {
+      if (o.productId !== productId) continue;
+      const key = `${o.status}/${o.reason ?? ''}`;
+      const tally = tallies.get(key) ?? { status: o.status, reason: o.reason, orders: 0, units: 0 };
+      tally.orders += 1;
+      tally.units += o.quantity;
+      tallies.set(key, tally);
+    }
+    return Promise.resolve([...tallies.values()]);
   }
 
   findByProduct(productId: number, statuses: readonly OrderStatus[]): Promise<OrderView[]> {

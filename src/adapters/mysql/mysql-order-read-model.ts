@@ -1,5 +1,5 @@
 import type { OrderStatus, ReleaseReason } from '../../domain/index.js';
-import type { OrderReadModel, OrderView } from '../../application/index.js';
+import type { OrderReadModel, OrderView, StatusTally } from '../../application/index.js';
 import { type OrderRow, OrderSchema } from './mysql-schema.js';
 import type { MySqlSession } from './mysql-session.js';
 
@@ -86,6 +86,28 @@ export class MySqlOrderReadModel implements OrderReadModel {
         )
       ).map(toView),
     );
+  }
+
+  tally(productId: number): Promise<StatusTally[]> {
+    return this.session.run('tally orders', async (em) => {
+      const rows: Array<{
+        status: string;
+        reason: string | null;
+        orders: number | string;
+        units: number | string;
+      }> = await em
+        .getConnection()
+        .execute(
+          'SELECT status, reason, COUNT(*) AS orders, SUM(quantity) AS units FROM orders WHERE product_id = ? GROUP BY status, reason',
+          [productId],
+        );
+      return rows.map((row) => ({
+        status: row.status as OrderStatus,
+        reason: row.reason as ReleaseReason | null,
+        orders: Number(row.orders),
+        units: Number(row.units),
+      }));
+    });
   }
 
   findByProduct(productId: number, statuses: readonly OrderStatus[]): Promise<OrderView[]> {

@@ -11,3 +11,4 @@ export * from './sold-out-flags.port.js';
 export * from './rate-limiter.port.js';
 export * from './runtime.port.js';
 export * from './scheduler.port.js';
+export * from './consumer-lag.port.js';

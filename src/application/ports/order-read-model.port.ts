@@ -11,6 +11,14 @@ export type OrderView = Readonly<{
   updatedAt: string;
 }>;
 
+/** Orders and units of one product with one status (and, for released orders, one reason). */
+export type StatusTally = Readonly<{
+  status: OrderStatus;
+  reason: ReleaseReason | null;
+  orders: number;
+  units: number;
+}>;
+
 export interface OrderReadModel {
   upsert(order: OrderView): Promise<void>;
   /** Several orders at once, each as `upsert` would. */
@@ -26,6 +34,8 @@ export interface OrderReadModel {
   ): Promise<Map<string, number>>;
   /** Orders of one status last updated before a time, oldest first. */
   findByStatus(status: OrderStatus, updatedBefore: string, limit: number): Promise<OrderView[]>;
+  /** A product's orders counted by status and reason (one query: the live dashboard asks every second). */
+  tally(productId: number): Promise<StatusTally[]>;
   /** Every order of a product with one of these statuses. */
   findByProduct(productId: number, statuses: readonly OrderStatus[]): Promise<OrderView[]>;
 }

@@ -28,7 +28,7 @@ export type CounterName =
   | 'outbox_dead'
   | 'reconciliation_fixes';
 
-export type GaugeName = 'outbox_rows';
+export type GaugeName = 'outbox_rows' | 'gate_stock' | 'mysql_stock' | 'consumer_lag' | 'stock_drift';
 
 export interface Metrics {
   count(name: CounterName, labels?: Readonly<Record<string, string>>, by?: number): void;

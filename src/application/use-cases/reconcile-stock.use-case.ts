@@ -77,6 +77,7 @@ export class ReconcileStock {
       await this.record(after, null, Math.max(0, after.expectedGate));
       return { ...line, action: 'REBUILT', gateAfter: Math.max(0, after.expectedGate) };
     }
+    this.deps.metrics.gauge('stock_drift', line.drift, { product: String(after.productId) });
     if (drift === 0) return { ...line, action: 'IN_STEP' };
     if (drift !== driftBefore) return { ...line, action: 'UNSETTLED' };
     const gateAfter = await this.deps.gate.adjust(after.productId, -drift);

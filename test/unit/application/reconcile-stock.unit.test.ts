@@ -4,6 +4,7 @@ import {
   type OrderReadModel,
   type OrderView,
   ReconcileStock,
+  type StatusTally,
   Topics,
 } from '../../../src/application/index.js';
 import { type DomainEvent, type OrderStatus, productStreamId } from '../../../src/domain/index.js';
@@ -291,6 +292,10 @@ describe('ReconcileStock', () => {
 
     findByStatus(status: OrderStatus, updatedBefore: string, limit: number): Promise<OrderView[]> {
       return this.inner.findByStatus(status, updatedBefore, limit);
+    }
+
+    tally(productId: number): Promise<StatusTally[]> {
+      return this.inner.tally(productId);
     }
 
     async findByProduct(productId: number, statuses: readonly OrderStatus[]): Promise<OrderView[]> {

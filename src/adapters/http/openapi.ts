@@ -1,0 +1,355 @@
+import { z } from 'zod';
+import { createDocument, type ZodOpenApiOperationObject, type ZodOpenApiPathsObject } from 'zod-openapi';
+import { RELEASE_REASONS, type ReleaseReason as ReleaseReasonName } from '../../domain/index.js';
+import { ListProductBody, OrderIdParam, PlaceOrderBody, ProductIdParam, RestockBody } from './schemas.js';
+
+/**
+ * The OpenAPI 3.1 document of the HTTP API, built from the zod schemas that validate the requests (request
+ * bodies and path parameters are the very objects the routes parse with); answers are described here.
+ */
+
+const OrderStatus = z.enum(['RESERVED', 'COMMITTED', 'PAID', 'RELEASED']);
+const ReleaseReason = z.enum(RELEASE_REASONS as [ReleaseReasonName, ...ReleaseReasonName[]]);
+
+const Problem = z
+  .object({
+    type: z.string(),
+    title: z.string(),
+    status: z.number().int(),
+    code: z
+      .string()
+      .meta({ description: 'stable machine-readable code, e.g. SOLD_OUT or VALIDATION_FAILED' }),
+    detail: z.string(),
+    instance: z.string(),
+    errors: z.array(z.object({ field: z.string(), message: z.string() })).optional(),
+  })
+  .meta({ id: 'Problem', description: 'RFC 9457 problem details' });
+
+const OrderAccepted = z
+  .object({ orderId: z.uuid(), status: z.literal('RESERVED') })
+  .meta({ id: 'OrderAccepted' });
+
+const Order = z
+  .object({
+    orderId: z.uuid(),
+    productId: z.number().int(),
+    quantity: z.number().int(),
+    status: OrderStatus,
+    reason: ReleaseReason.optional(),
+  })
+  .meta({ id: 'Order' });
+
+const Product = z
+  .object({
+    productId: z.number().int(),
+    name: z.string(),
+    stockLeft: z.number().int().meta({ description: "the gate's view of the stock" }),
+    saleStartsAt: z.iso.datetime().nullable(),
+    saleEndsAt: z.iso.datetime().nullable(),
+    perUserLimit: z.number().int(),
+    maxPerOrder: z.number().int(),
+  })
+  .meta({ id: 'Product' });
+
+const ProductRecord = z
+  .object({
+    productId: z.number().int(),
+    name: z.string(),
+    stock: z.number().int(),
+    version: z.number().int(),
+    perUserLimit: z.number().int(),
+    maxPerOrder: z.number().int(),
+    saleStartsAt: z.iso.datetime().nullable(),
+    saleEndsAt: z.iso.datetime().nullable(),
+  })
+  .meta({ id: 'ProductRecord' });
+
+const ReconciliationReport = z
+  .looseObject({
+    startedAt: z.iso.datetime(),
+    finishedAt: z.iso.datetime(),
+    products: z.array(
+      z.looseObject({
+        productId: z.number().int(),
+        mysqlStock: z.number().int(),
+        gateStock: z.number().int().nullable(),
+        expectedGate: z.number().int(),
+        drift: z.number().int(),
+        action: z.string(),
+      }),
+    ),
+  })
+  .meta({ id: 'ReconciliationReport' });
+
+const AuditReport = z
+  .looseObject({
+    ok: z.boolean(),
+    eventsReplayed: z.number().int(),
+    orders: z.record(z.string(), z.number().int()),
+    products: z.array(z.looseObject({ productId: z.number().int() })),
+    violations: z.array(z.looseObject({ kind: z.string(), detail: z.string() })),
+  })
+  .meta({ id: 'AuditReport' });
+
+const SaleFigures = z
+  .object({
+    at: z.iso.datetime(),
+    products: z.array(
+      z.object({
+        productId: z.number().int(),
+        name: z.string(),
+        gateStock: z.number().int().nullable(),
+        mysqlStock: z.number().int(),
+        sold: z.number().int(),
+        reserved: z.number().int(),
+        released: z.partialRecord(ReleaseReason, z.number().int()),
+      }),
+    ),
+    outbox: z.object({
+      pending: z.number().int(),
+      sent: z.number().int(),
+      consumed: z.number().int(),
+      failed: z.number().int(),
+      dead: z.number().int(),
+    }),
+    consumerLag: z.array(z.object({ groupId: z.string(), topic: z.string(), lag: z.number().int() })),
+    rates: z.object({
+      acceptedPerSecond: z.number(),
+      rejectedPerSecond: z.number(),
+      instance: z.string().meta({ description: 'rates are counted per serving process' }),
+    }),
+  })
+  .meta({ id: 'SaleFigures' });
+
+const json = (schema: z.ZodType) => ({ 'application/json': { schema } });
+const problem = (description: string) => ({
+  description,
+  content: { 'application/problem+json': { schema: Problem } },
+});
+const ok = (description: string, schema: z.ZodType) => ({ description, content: json(schema) });
+
+const unauthorized = problem('missing, malformed or expired bearer token');
+const forbidden = problem('the token is not an admin token');
+const unavailable = problem('a dependency is down; retry shortly');
+const badRequest = problem('a field is missing or invalid (each one named)');
+
+const orderPath = z.object({ orderId: OrderIdParam.meta({ description: 'the order id (UUID)' }) });
+const productPath = z.object({ productId: ProductIdParam.meta({ description: 'the product id' }) });
+
+const user: ZodOpenApiOperationObject['security'] = [{ bearer: [] }];
+
+const paths: ZodOpenApiPathsObject = {
+  '/api/v1/seckill/orders': {
+    post: {
+      operationId: 'placeOrder',
+      summary: 'Reserve units of a product in the flash sale',
+      security: user,
+      requestBody: { required: true, content: json(PlaceOrderBody) },
+      responses: {
+        '202': ok('reserved; MySQL decides it shortly (poll the order)', OrderAccepted),
+        '400': badRequest,
+        '401': unauthorized,
+        '404': problem('PRODUCT_NOT_FOUND'),
+        '409': problem('SOLD_OUT, LIMIT_EXCEEDED or SALE_NOT_ACTIVE'),
+        '413': problem('the body is larger than 16 KiB'),
+        '415': problem('the body is not application/json'),
+        '429': problem('DUPLICATE_REQUEST or RATE_LIMITED'),
+        '503': unavailable,
+      },
+    },
+  },
+  '/api/v1/orders/{orderId}': {
+    get: {
+      operationId: 'getOrder',
+      summary: "One of the caller's orders",
+      security: user,
+      requestParams: { path: orderPath },
+      responses: {
+        '200': ok('the order', Order),
+        '400': badRequest,
+        '401': unauthorized,
+        '404': problem('ORDER_NOT_FOUND (also for orders of other users)'),
+      },
+    },
+  },
+  '/api/v1/orders/{orderId}/payment': {
+    post: {
+      operationId: 'payOrder',
+      summary: 'Pay a committed order',
+      security: user,
+      requestParams: { path: orderPath },
+      responses: {
+        '200': ok('paid', Order),
+        '400': badRequest,
+        '401': unauthorized,
+        '404': problem('ORDER_NOT_FOUND'),
+        '409': problem('ORDER_NOT_COMMITTED or ORDER_ALREADY_PAID'),
+        '503': unavailable,
+      },
+    },
+  },
+  '/api/v1/orders/{orderId}/cancel': {
+    post: {
+      operationId: 'cancelOrder',
+      summary: 'Cancel an unpaid order; its units go back on sale',
+      security: user,
+      requestParams: { path: orderPath },
+      responses: {
+        '200': ok('released', Order),
+        '400': badRequest,
+        '401': unauthorized,
+        '404': problem('ORDER_NOT_FOUND'),
+        '409': problem('ORDER_ALREADY_PAID or ORDER_STATE_CONFLICT'),
+        '503': unavailable,
+      },
+    },
+  },
+  '/api/v1/products/{productId}': {
+    get: {
+      operationId: 'getProduct',
+      summary: 'Stock left as buyers meet it, and the sale window',
+      requestParams: { path: productPath },
+      responses: {
+        '200': ok('the product', Product),
+        '400': badRequest,
+        '404': problem('PRODUCT_NOT_FOUND'),
+      },
+    },
+  },
+  '/api/v1/admin/products': {
+    post: {
+      operationId: 'listProduct',
+      summary: 'List a product and warm its gate',
+      security: user,
+      requestBody: { required: true, content: json(ListProductBody) },
+      responses: {
+        '201': ok('listed', ProductRecord),
+        '400': badRequest,
+        '401': unauthorized,
+        '403': forbidden,
+        '503': unavailable,
+      },
+    },
+  },
+  '/api/v1/admin/products/{productId}/stock': {
+    post: {
+      operationId: 'restockProduct',
+      summary: 'Add stock to a product (MySQL and the gate)',
+      security: user,
+      requestParams: { path: productPath },
+      requestBody: { required: true, content: json(RestockBody) },
+      responses: {
+        '200': ok('restocked', ProductRecord),
+        '400': badRequest,
+        '401': unauthorized,
+        '403': forbidden,
+        '404': problem('PRODUCT_NOT_FOUND'),
+        '503': unavailable,
+      },
+    },
+  },
+  '/api/v1/admin/reconciliations': {
+    post: {
+      operationId: 'reconcile',
+      summary: 'Reconcile the gate with MySQL now',
+      security: user,
+      responses: {
+        '200': ok('the reconciliation report', ReconciliationReport),
+        '401': unauthorized,
+        '403': forbidden,
+        '503': unavailable,
+      },
+    },
+  },
+  '/api/v1/admin/audit': {
+    get: {
+      operationId: 'audit',
+      summary: 'Replay the event store and check it against MySQL and the gate',
+      security: user,
+      responses: {
+        '200': ok('the replay report', AuditReport),
+        '401': unauthorized,
+        '403': forbidden,
+        '503': unavailable,
+      },
+    },
+  },
+  '/api/v1/admin/dashboard': {
+    get: {
+      operationId: 'saleFigures',
+      summary: 'The live sale figures the /dashboard page shows',
+      security: user,
+      responses: {
+        '200': ok('the figures, gathered now', SaleFigures),
+        '401': unauthorized,
+        '403': forbidden,
+        '503': unavailable,
+      },
+    },
+  },
+  '/api/v1/openapi.json': {
+    get: {
+      operationId: 'openApi',
+      summary: 'This document',
+      responses: { '200': { description: 'OpenAPI 3.1', content: { 'application/json': {} } } },
+    },
+  },
+  '/docs': {
+    get: {
+      operationId: 'apiDocs',
+      summary: 'This document in Swagger UI',
+      responses: { '200': { description: 'an HTML page', content: { 'text/html': {} } } },
+    },
+  },
+  '/dashboard': {
+    get: {
+      operationId: 'dashboardPage',
+      summary: 'The live sale dashboard (its data needs an admin token)',
+      responses: { '200': { description: 'an HTML page', content: { 'text/html': {} } } },
+    },
+  },
+  '/healthz': {
+    get: {
+      operationId: 'liveness',
+      summary: 'The process answers',
+      responses: { '200': ok('alive', z.object({ status: z.literal('ok') })) },
+    },
+  },
+  '/readyz': {
+    get: {
+      operationId: 'readiness',
+      summary: 'Every dependency answers',
+      responses: {
+        '200': ok('ready', z.object({ status: z.string(), checks: z.record(z.string(), z.string()) })),
+        '503': ok('not ready', z.object({ status: z.string(), checks: z.record(z.string(), z.string()) })),
+      },
+    },
+  },
+  '/metrics': {
+    get: {
+      operationId: 'metrics',
+      summary: 'Prometheus metrics',
+      responses: { '200': { description: 'text exposition format', content: { 'text/plain': {} } } },
+    },
+  },
+};
+
+let built: ReturnType<typeof createDocument> | null = null;
+
+/** Built once, on first use. */
+export const openApiDocument = (version: string): ReturnType<typeof createDocument> => {
+  built ??= createDocument({
+    openapi: '3.1.0',
+    info: {
+      title: 'seckill',
+      version,
+      description:
+        'Flash-sale order service. Errors are application/problem+json with a stable `code`. Tokens are HS256 JWTs (`sub` user id, `role` user or admin).',
+    },
+    components: {
+      securitySchemes: { bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } },
+    },
+    paths,
+  });
+  return built;
+};

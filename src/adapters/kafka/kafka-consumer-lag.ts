@@ -1,0 +1,71 @@
+import type { Admin, Kafka } from 'kafkajs';
+import {
+  ConsumerGroups,
+  type ConsumerLag,
+  type GroupLag,
+  InfrastructureUnavailable,
+  Topics,
+} from '../../application/index.js';
+
+const SUBSCRIPTIONS = [
+  { groupId: ConsumerGroups.COMMIT, topic: Topics.ORDERS_RESERVED },
+  { groupId: ConsumerGroups.COMPENSATION, topic: Topics.STOCK_COMPENSATION },
+] as const;
+
+/** Messages of a topic a group has not committed yet: the end of each partition minus the group's offset. */
+export const groupLag = async (admin: Admin, groupId: string, topic: string): Promise<number> => {
+  const ends = await admin.fetchTopicOffsets(topic);
+  const [committed] = await admin.fetchOffsets({ groupId, topics: [topic] });
+  let behind = 0n;
+  for (const end of ends) {
+    const at = committed?.partitions.find((p) => p.partition === end.partition)?.offset ?? '-1';
+    const done = BigInt(at === '-1' ? end.low : at);
+    if (done < BigInt(end.high)) behind += BigInt(end.high) - done;
+  }
+  return Number(behind);
+};
+
+const unknownTopic = (error: unknown): boolean =>
+  typeof error === 'object' &&
+  error !== null &&
+  (error as { type?: unknown }).type === 'UNKNOWN_TOPIC_OR_PARTITION';
+
+/** Consumer lag read from the broker's offsets through one admin connection. */
+export class KafkaConsumerLag implements ConsumerLag {
+  private admin: Promise<Admin> | null = null;
+
+  constructor(private readonly kafka: Kafka) {}
+
+  async lag(): Promise<GroupLag[]> {
+    try {
+      const admin = await this.connect();
+      const lags: GroupLag[] = [];
+      for (const { groupId, topic } of SUBSCRIPTIONS) {
+        // a topic nobody has published to yet does not exist: nothing to be behind on
+        const lag = await groupLag(admin, groupId, topic).catch((error: unknown) => {
+          if (unknownTopic(error)) return 0;
+          throw error;
+        });
+        lags.push({ groupId, topic, lag });
+      }
+      return lags;
+    } catch (error) {
+      this.admin = null;
+      throw new InfrastructureUnavailable('kafka', `consumer lag: ${String(error)}`, { cause: error });
+    }
+  }
+
+  private connect(): Promise<Admin> {
+    this.admin ??= (async () => {
+      const admin = this.kafka.admin();
+      await admin.connect();
+      return admin;
+    })();
+    return this.admin;
+  }
+
+  async close(): Promise<void> {
+    const admin = await this.admin?.catch(() => null);
+    await admin?.disconnect();
+  }
+}
