@@ -31,7 +31,15 @@ export class JwtTokens {
     return Promise.resolve(signer({ role: principal.role }));
   }
 
-  async verify(authorization: string | undefined): Promise<Principal> {
+  verify(authorization: string | undefined): Promise<Principal> {
+    try {
+      return Promise.resolve(this.verifySync(authorization));
+    } catch (error) {
+      return Promise.reject(error as Error);
+    }
+  }
+
+  private verifySync(authorization: string | undefined): Principal {
     if (!authorization) throw unauthorized('MISSING_TOKEN', 'an Authorization: Bearer token is required');
     const match = /^Bearer ([A-Za-z0-9_\-.]+)$/.exec(authorization);
     if (!match?.[1]) throw unauthorized('INVALID_TOKEN', 'the Authorization header must be "Bearer <token>"');
