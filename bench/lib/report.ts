@@ -214,13 +214,13 @@ export const rowsOf = (f: Figures): Row[] => {
     [
       'consumerOneByOnePerSec',
       int(f.consumerOneByOnePerSec),
-      `CommitReservations, one UPDATE per order, ${f.consumerStatementsPerOrder.oneByOne} statements/order (rounds ${f.consumerRounds.oneByOne.map(int).join(', ')})`,
+      `CommitReservations, a transaction and an UPDATE per order, ${f.consumerStatementsPerOrder.oneByOne} statements/order (rounds ${f.consumerRounds.oneByOne.map(int).join(', ')})`,
       '',
     ],
     [
       'consumerMergedPerSec',
       int(f.consumerMergedPerSec),
-      `CommitReservations, merged decrements, ${f.consumerStatementsPerOrder.merged} statements/order (rounds ${f.consumerRounds.merged.map(int).join(', ')})`,
+      `CommitReservations, merged: a transaction per product and batch, ${f.consumerStatementsPerOrder.merged} statements/order (rounds ${f.consumerRounds.merged.map(int).join(', ')})`,
       '',
     ],
     ...(['oneByOne', 'merged'] as const).map((mode): Row => [

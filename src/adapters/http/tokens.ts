@@ -35,7 +35,7 @@ export class JwtTokens {
     try {
       return Promise.resolve(this.verifySync(authorization));
     } catch (error) {
-      return Promise.reject(error as Error);
+      return Promise.reject(error);
     }
   }
 
