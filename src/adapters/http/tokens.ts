@@ -35,7 +35,7 @@ export class JwtTokens {
     try {
       return Promise.resolve(this.verifySync(authorization));
     } catch (error) {
-      return Promise.reject(error);
+      return Promise.reject(error instanceof Error ? error : new Error(String(error)));
     }
   }
 
