@@ -51,6 +51,8 @@ const EnvSchema = z.object({
   SECKILL_AUDIT_STALE_MS: intFrom(5 * 60_000, 1),
   SECKILL_MERGE_DECREMENTS: z.enum(['true', 'false']).default('true'),
   SECKILL_CONSUMER_BATCH: intFrom(200, 1),
+  /** a worker without the API serves /metrics, /healthz and /readyz here (unset: none) */
+  SECKILL_WORKER_METRICS_PORT: z.coerce.number().int().min(0).max(65535).optional(),
 });
 
 export type Profile = 'memory' | 'real';
@@ -111,6 +113,7 @@ export type Config = Readonly<{
   auditStaleMs: number;
   mergeDecrements: boolean;
   consumerBatchSize: number;
+  workerMetricsPort: number | null;
 }>;
 
 export class ConfigError extends Error {
@@ -186,5 +189,6 @@ export const loadConfig = (env: NodeJS.ProcessEnv = process.env): Config => {
     auditStaleMs: e.SECKILL_AUDIT_STALE_MS,
     mergeDecrements: e.SECKILL_MERGE_DECREMENTS === 'true',
     consumerBatchSize: e.SECKILL_CONSUMER_BATCH,
+    workerMetricsPort: e.SECKILL_WORKER_METRICS_PORT ?? null,
   };
 };

@@ -28,6 +28,7 @@ import {
   Topics,
 } from '../application/index.js';
 import { createHttpApp, type HttpObserver } from '../adapters/http/app.js';
+import { createOpsApp } from '../adapters/http/ops.js';
 import type { JwtTokens } from '../adapters/http/tokens.js';
 import type { MemoryMessageBus } from '../adapters/memory/memory-message-bus.js';
 import type { Config } from './config.js';
@@ -100,6 +101,7 @@ const answerUnreadableRequest = (error: NodeJS.ErrnoException, socket: Duplex): 
 /** One running service: the HTTP API, the worker (consumers and scheduled jobs), or both. */
 export class SeckillService {
   private server: Server | null = null;
+  private metricsServer: Server | null = null;
   /** the express app, once serving (tests walk its routes) */
   httpApp: ReturnType<typeof createHttpApp> | null = null;
   private subscriber: MessageSubscriber | null = null;
@@ -124,11 +126,19 @@ export class SeckillService {
     // buyers first: the API answers while the worker is still joining its consumer groups
     if (roles.http) await service.startHttp();
     if (roles.worker) await service.startWorker();
+    if (roles.worker && !roles.http && config.workerMetricsPort !== null) await service.startWorkerMetrics();
     return service;
   }
 
   get<T>(id: ServiceIdentifier<T>): T {
     return this.container.get<T>(id);
+  }
+
+  /** The base URL a worker's metrics port listens on (with SECKILL_WORKER_METRICS_PORT). */
+  get metricsUrl(): string {
+    const address = this.metricsServer?.address() as AddressInfo | null | undefined;
+    if (!address) throw new Error('no worker metrics port is open');
+    return `http://127.0.0.1:${address.port}`;
   }
 
   /** The base URL the HTTP API listens on. */
@@ -183,14 +193,14 @@ export class SeckillService {
 
   async close(): Promise<void> {
     await this.scheduler?.stop();
-    if (this.server) {
-      const server = this.server;
-      await new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      });
-      this.server = null;
-    }
+    for (const server of [this.server, this.metricsServer])
+      if (server)
+        await new Promise<void>((resolve) => {
+          server.close(() => resolve());
+          server.closeAllConnections();
+        });
+    this.server = null;
+    this.metricsServer = null;
     await this.get<OutboxDispatcher>(TYPES.Dispatcher).settle();
     await this.subscriber?.stop();
     await this.resources?.close();
@@ -227,6 +237,25 @@ export class SeckillService {
     });
     this.server = server;
     this.httpApp = app;
+  }
+
+  private async startWorkerMetrics(): Promise<void> {
+    const app = createOpsApp({
+      health: this.get<HealthCheck[]>(HEALTH_CHECKS),
+      observer: observerFor(
+        this.get<PrometheusMetrics>(TYPES.PrometheusMetrics),
+        this.get<SaleDashboard>(TYPES.SaleDashboard),
+        this.logger,
+      ),
+    });
+    const server = createServer(app);
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(this.config.workerMetricsPort ?? 0, this.config.host, () => resolve());
+    });
+    this.metricsServer = server;
+    const { port } = server.address() as AddressInfo;
+    this.logger.info({ port }, 'worker metrics listening');
   }
 
   private async startWorker(): Promise<void> {

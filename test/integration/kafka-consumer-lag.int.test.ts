@@ -33,15 +33,23 @@ describe('KafkaConsumerLag on the Kafka-protocol test broker', () => {
     try {
       expect(await of(ConsumerGroups.COMMIT)).toBe(0);
       for (let i = 0; i < 5; i++)
-        await publisher.publish({ topic: Topics.ORDERS_RESERVED, key: '1', payload: `{"n":${i}}`, headers: {} });
+        await publisher.publish({
+          topic: Topics.ORDERS_RESERVED,
+          key: '1',
+          payload: `{"n":${i}}`,
+          headers: {},
+        });
       await eventually(async () => expect(await of(ConsumerGroups.COMMIT)).toBe(5), 10_000, 100);
       expect(await of(ConsumerGroups.COMPENSATION)).toBe(0);
 
       const handled: InboundMessage[] = [];
-      await subscriber.subscribe({ topic: Topics.ORDERS_RESERVED, groupId: ConsumerGroups.COMMIT }, (batch) => {
-        handled.push(...batch);
-        return Promise.resolve();
-      });
+      await subscriber.subscribe(
+        { topic: Topics.ORDERS_RESERVED, groupId: ConsumerGroups.COMMIT },
+        (batch) => {
+          handled.push(...batch);
+          return Promise.resolve();
+        },
+      );
       await eventually(async () => expect(await of(ConsumerGroups.COMMIT)).toBe(0), 20_000, 100);
       expect(handled).toHaveLength(5);
     } finally {

@@ -29,6 +29,7 @@ import { HttpProblem, type Problem, sendProblem } from './problem.js';
 import { ListProductBody, OrderIdParam, PlaceOrderBody, ProductIdParam, RestockBody } from './schemas.js';
 import type { JwtTokens, Principal } from './tokens.js';
 import { AnswerRates } from './answer-rates.js';
+import { mountOps } from './ops.js';
 import { DASHBOARD_PAGE } from './dashboard-page.js';
 import { openApiDocument } from './openapi.js';
 import swaggerUi from 'swagger-ui-express';
@@ -295,24 +296,7 @@ export const createHttpApp = (deps: HttpDependencies): express.Express => {
       }
     };
 
-  app.get('/healthz', (_req, res) => {
-    res.json({ status: 'ok' });
-  });
-
-  app.get('/readyz', async (_req, res) => {
-    const checks: Record<string, string> = {};
-    let ready = true;
-    for (const check of deps.health) {
-      try {
-        await withTimeout(check.check(), 2_000);
-        checks[check.name] = 'ok';
-      } catch (error) {
-        ready = false;
-        checks[check.name] = String(error instanceof Error ? error.message : error);
-      }
-    }
-    res.status(ready ? 200 : 503).json({ status: ready ? 'ready' : 'not ready', checks });
-  });
+  mountOps(app, deps);
 
   app.get('/api/v1/openapi.json', (_req, res) => {
     res.json(openApiDocument(deps.version));
@@ -323,11 +307,6 @@ export const createHttpApp = (deps: HttpDependencies): express.Express => {
 
   app.get('/dashboard', (_req, res) => {
     res.type('html').send(DASHBOARD_PAGE);
-  });
-
-  app.get('/metrics', async (_req, res) => {
-    const { contentType, body } = await deps.observer.render();
-    res.type(contentType).send(body);
   });
 
   const json = jsonBody;
@@ -408,18 +387,4 @@ export const createHttpApp = (deps: HttpDependencies): express.Express => {
   });
 
   return app;
-};
-
-const withTimeout = async <T>(work: Promise<T>, ms: number): Promise<T> => {
-  let timer: NodeJS.Timeout | undefined;
-  try {
-    return await Promise.race([
-      work,
-      new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
-      }),
-    ]);
-  } finally {
-    clearTimeout(timer);
-  }
 };

@@ -1,0 +1,55 @@
+import { afterEach, describe, expect, it } from '@jest/globals';
+import type { ManageProducts, PlaceOrder } from '../../src/application/index.js';
+import { loadConfig } from '../../src/infrastructure/config.js';
+import { TYPES } from '../../src/infrastructure/container.js';
+import { createLogger } from '../../src/infrastructure/logger.js';
+import { SeckillService } from '../../src/infrastructure/service.js';
+
+const startWorker = (env: Record<string, string>) => {
+  const config = loadConfig({
+    SECKILL_PROFILE: 'memory',
+    SECKILL_HOST: '127.0.0.1',
+    SECKILL_LOG_LEVEL: 'silent',
+    SECKILL_DEMO_PRODUCT: 'false',
+    ...env,
+  });
+  return SeckillService.start(config, { http: false, worker: true }, createLogger(config.logLevel));
+};
+
+describe('a worker without the API', () => {
+  let worker: SeckillService | null = null;
+
+  afterEach(async () => {
+    await worker?.close();
+    worker = null;
+  });
+
+  it('serves its own counters on SECKILL_WORKER_METRICS_PORT, so its commits are scraped', async () => {
+    worker = await startWorker({ SECKILL_WORKER_METRICS_PORT: '0' });
+    const product = await worker
+      .get<ManageProducts>(TYPES.ManageProducts)
+      .list(
+        { name: 'Lamp', stock: 3, perUserLimit: 1, maxPerOrder: 1, saleStartsAt: null, saleEndsAt: null },
+        'c',
+      );
+    const placed = await worker
+      .get<PlaceOrder>(TYPES.PlaceOrder)
+      .execute({ userId: 'u1', productId: product.productId, quantity: 1, correlationId: 'c1' });
+    expect(placed.ok).toBe(true);
+    await worker.drained();
+
+    const metrics = await fetch(`${worker.metricsUrl}/metrics`);
+    expect(metrics.status).toBe(200);
+    const text = await metrics.text();
+    expect(text).toMatch(/^seckill_orders_committed_total 1$/m);
+    expect(text).toMatch(new RegExp(`^seckill_gate_stock\\{product="${product.productId}"\\} 2$`, 'm'));
+    expect((await fetch(`${worker.metricsUrl}/readyz`)).status).toBe(200);
+    // the API is not there
+    expect((await fetch(`${worker.metricsUrl}/api/v1/products/${product.productId}`)).status).toBe(404);
+  });
+
+  it('opens no port when the setting is absent', async () => {
+    worker = await startWorker({});
+    expect(() => worker!.metricsUrl).toThrow(/no worker metrics port/);
+  });
+});
