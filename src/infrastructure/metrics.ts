@@ -23,6 +23,29 @@ const LABELS: Record<CounterName, string[]> = {
   reconciliation_fixes: ['product'],
 };
 
+const GAUGES: Record<GaugeName, { help: string; labels: string[] }> = {
+  outbox_rows: {
+    help: 'Outbox rows by status (pending, sent, consumed, failed, dead), as last counted (relay run, scrape or dashboard)',
+    labels: ['status'],
+  },
+  gate_stock: {
+    help: 'Stock left in the Redis gate, by product, as last read for the dashboard or a scrape',
+    labels: ['product'],
+  },
+  mysql_stock: {
+    help: 'Stock MySQL has not committed, by product, as last read for the dashboard or a scrape',
+    labels: ['product'],
+  },
+  consumer_lag: {
+    help: 'Messages a consumer group has not acknowledged yet, by group and topic',
+    labels: ['group', 'topic'],
+  },
+  stock_drift: {
+    help: 'Gate stock minus what MySQL says it should be, by product, at the last reconciliation',
+    labels: ['product'],
+  },
+};
+
 /** Prometheus metrics: the application's counters plus HTTP traffic, on one registry per service. */
 export class PrometheusMetrics implements Metrics {
   readonly registry = new Registry();
@@ -44,38 +67,17 @@ export class PrometheusMetrics implements Metrics {
         }),
       );
     }
-    this.gauges = {
-      outbox_rows: new Gauge({
-        name: 'seckill_outbox_rows',
-        help: 'Outbox rows by status (pending, sent, consumed, failed, dead), as the relay last counted them',
-        labelNames: ['status'],
-        registers: [this.registry],
-      }),
-      gate_stock: new Gauge({
-        name: 'seckill_gate_stock',
-        help: 'Stock left in the Redis gate, by product, as last read for the dashboard or a scrape',
-        labelNames: ['product'],
-        registers: [this.registry],
-      }),
-      mysql_stock: new Gauge({
-        name: 'seckill_mysql_stock',
-        help: 'Stock MySQL has not committed, by product, as last read for the dashboard or a scrape',
-        labelNames: ['product'],
-        registers: [this.registry],
-      }),
-      consumer_lag: new Gauge({
-        name: 'seckill_consumer_lag',
-        help: 'Messages a consumer group has not acknowledged yet, by group and topic',
-        labelNames: ['group', 'topic'],
-        registers: [this.registry],
-      }),
-      stock_drift: new Gauge({
-        name: 'seckill_stock_drift',
-        help: 'Gate stock minus what MySQL says it should be, by product, at the last reconciliation',
-        labelNames: ['product'],
-        registers: [this.registry],
-      }),
-    };
+    this.gauges = Object.fromEntries(
+      (Object.keys(GAUGES) as GaugeName[]).map((name) => [
+        name,
+        new Gauge({
+          name: `seckill_${name}`,
+          help: GAUGES[name].help,
+          labelNames: GAUGES[name].labels,
+          registers: [this.registry],
+        }),
+      ]),
+    ) as Record<GaugeName, Gauge>;
     this.httpRequests = new Counter({
       name: 'seckill_http_requests_total',
       help: 'HTTP requests, by route and answer code',
