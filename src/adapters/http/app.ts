@@ -118,9 +118,14 @@ const readBody = (req: Request, res: Response): Promise<{ error: unknown } | nul
     jsonBody(req, res, (error?: unknown) => resolve(error === undefined ? null : { error }));
   });
 
+const NOT_JSON: Problem = {
+  status: 415,
+  code: 'UNSUPPORTED_MEDIA_TYPE',
+  detail: 'the body must be application/json',
+};
+
 const requireJson: RequestHandler = (req, _res, next) => {
-  if (!isJson(req))
-    return next(new HttpProblem(415, 'UNSUPPORTED_MEDIA_TYPE', 'the body must be application/json'));
+  if (!isJson(req)) return next(new HttpProblem(NOT_JSON.status, NOT_JSON.code, NOT_JSON.detail));
   next();
 };
 
@@ -245,7 +250,7 @@ export const createHttpApp = (deps: HttpDependencies): express.Express => {
       return;
     }
     if (!isJson(req)) {
-      refused({ status: 415, code: 'UNSUPPORTED_MEDIA_TYPE', detail: 'the body must be application/json' });
+      refused(NOT_JSON);
       return;
     }
     const unreadable = await readBody(req, res);
