@@ -72,6 +72,31 @@ export default defineConfig(
     },
   },
   {
+    // A store reaches the database only through the session it was given: inside a unit of work that is the
+    // transaction's connection. Taking a connection of its own would run outside the transaction (not
+    // seeing its writes) and, under load, wait for a pool that only the waiting transactions can free.
+    files: ['src/adapters/mysql/mysql-{event-store,inventory,order-read-model,outbox}.ts'],
+    rules: {
+      'no-restricted-syntax': [
+        'error',
+        ...['getConnection', 'getKnex', 'fork', 'transactional', 'begin', 'execute', 'getDriver'].map(
+          (name) => ({
+            selector: `CallExpression[callee.property.name='${name}'][callee.object.name!='sql']`,
+            message: `a store must not call ${name}(): use the session's em and sql, which a unit of work binds to its transaction`,
+          }),
+        ),
+      ],
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: [
+            { name: './mysql-sql.js', importNames: ['pooledStatements', 'knexClientOf', 'statementsOn'] },
+          ],
+        },
+      ],
+    },
+  },
+  {
     files: ['test/**/*.ts'],
     rules: {
       '@typescript-eslint/unbound-method': 'off',

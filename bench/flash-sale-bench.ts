@@ -13,7 +13,6 @@ import { randomUUID } from 'node:crypto';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { cpus, loadavg, totalmem } from 'node:os';
 import { fileURLToPath } from 'node:url';
-import { Cluster } from 'ioredis';
 import type { Connection, RowDataPacket } from 'mysql2/promise';
 import { JwtTokens } from '../src/adapters/http/tokens.js';
 import { connectRedis } from '../src/adapters/redis/redis-connection.js';
@@ -42,6 +41,7 @@ import {
   startNode,
 } from './lib/processes.js';
 import { type Figures, type Latency, type Phase, renderText, targetsOf, updateDoc } from './lib/report.js';
+import { type AuditReport, call, dropNamespace, listProduct, REDIS_URL, serviceEnv } from './lib/service.js';
 
 const env = (name: string, fallback: string) => process.env[name] ?? fallback;
 const SECONDS = Number(env('BENCH_SECONDS', '8'));
@@ -62,7 +62,6 @@ const CONSUMER: ConsumerOptions = {
   concurrency: 2,
 };
 const DRAIN_TIMEOUT_MS = 150_000;
-const REDIS_URL = env('SECKILL_REDIS_URL', 'redis://127.0.0.1:6379');
 const SECRET = `bench-${randomUUID()}-${randomUUID()}`;
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -87,62 +86,6 @@ const cleanUp = async () => {
       say(`cleanup "${step.what}" failed: ${String(error)}`);
     }
   }
-};
-
-const dropNamespace = async (namespace: string): Promise<void> => {
-  const redis = connectRedis({ url: REDIS_URL, commandTimeoutMs: 10_000 });
-  try {
-    const nodes = redis instanceof Cluster ? redis.nodes('master') : [redis];
-    for (const node of nodes) {
-      let cursor = '0';
-      do {
-        const [next, keys] = await node.scan(cursor, 'MATCH', `${namespace}*`, 'COUNT', 500);
-        cursor = next;
-        for (const key of keys) await redis.del(key);
-      } while (cursor !== '0');
-    }
-  } finally {
-    await redis.quit();
-  }
-};
-
-// ---- HTTP helpers ----
-
-const call = async (
-  url: string,
-  token: string,
-  body?: unknown,
-): Promise<{ status: number; body: unknown }> => {
-  const response = await fetch(url, {
-    method: body === undefined ? 'GET' : 'POST',
-    headers: {
-      authorization: `Bearer ${token}`,
-      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-    },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    signal: AbortSignal.timeout(120_000),
-  });
-  const text = await response.text();
-  return { status: response.status, body: text ? (JSON.parse(text) as unknown) : null };
-};
-
-const listProduct = async (
-  base: string,
-  admin: string,
-  name: string,
-  stock: number,
-  perUserLimit: number,
-) => {
-  const answer = await call(`${base}/api/v1/admin/products`, admin, {
-    name,
-    stock,
-    perUserLimit,
-    maxPerOrder: 1,
-  });
-  const product = answer.body as { productId?: number; gate?: string } | null;
-  if (answer.status !== 201 || typeof product?.productId !== 'number' || product.gate === 'NOT_LOADED')
-    throw new Error(`listing ${name} answered ${answer.status}: ${JSON.stringify(answer.body)}`);
-  return product.productId;
 };
 
 const latencyOf = (r: LoadResult): Latency => ({ p50Ms: r.p50Ms, p99Ms: r.p99Ms, maxMs: r.maxMs });
@@ -249,26 +192,6 @@ type RealPhase = Readonly<{
   auditViolations: string[];
 }>;
 
-const serviceEnv = (run: Run, db: string, namespace: string, kafka: KafkaMock): NodeJS.ProcessEnv => {
-  // the service's settings come from here only, not from whatever SECKILL_* the caller has exported
-  const inherited = Object.fromEntries(
-    Object.entries(process.env).filter(([k]) => !k.startsWith('SECKILL_')),
-  );
-  return {
-    ...inherited,
-    SECKILL_PROFILE: 'real',
-    SECKILL_JWT_SECRET: SECRET,
-    SECKILL_MYSQL_URL: databaseUrl(db),
-    SECKILL_REDIS_URL: REDIS_URL,
-    SECKILL_REDIS_NAMESPACE: namespace,
-    SECKILL_KAFKA_BROKERS: kafka.brokers,
-    SECKILL_HOST: '127.0.0.1',
-    SECKILL_LOG_LEVEL: 'warn',
-    SECKILL_RATE_LIMIT_POINTS: '100000000',
-    SECKILL_DEMO_PRODUCT: 'false',
-  };
-};
-
 /** Sells the small stock out, so that the flood meets the in-process sold-out flag. */
 const sellOut = async (base: string, productId: number, run: Run) => {
   const result = await drive({
@@ -284,12 +207,6 @@ const sellOut = async (base: string, productId: number, run: Run) => {
     throw new Error(`sell-out: ${JSON.stringify(statusesOf(result))}, stock left ${stockLeft}`);
   say(`sell-out: ${FLOOD_STOCK} sold, ${describe(result)}`);
   return result;
-};
-
-type AuditReport = {
-  ok: boolean;
-  products: Array<{ listed: number; added: number; sold: number; undecided: number }>;
-  violations: Array<{ kind: string; detail: string }>;
 };
 
 /** Waits until MySQL has decided every reservation, then until the audit sees none undecided. */
@@ -333,7 +250,12 @@ const realService = async (run: Run, kafka: KafkaMock): Promise<RealPhase> => {
   const namespace = `bench-${run.id}:`;
   onCleanup(`drop database ${db}`, () => dropDatabase(run.admin, db));
   onCleanup(`delete Redis keys ${namespace}*`, () => dropNamespace(namespace));
-  const serviceEnvironment = serviceEnv(run, db, namespace, kafka);
+  const serviceEnvironment = serviceEnv({
+    secret: SECRET,
+    mysqlUrl: databaseUrl(db),
+    namespace,
+    brokers: kafka.brokers,
+  });
   say(`migrate: ${(await runNode(MAIN, ['migrate'], serviceEnvironment)).trim()}`);
   const port = await freePort();
   const child: Child = startNode('seckill all', MAIN, ['all'], { ...serviceEnvironment, PORT: String(port) });

@@ -212,7 +212,7 @@ export const consumerRun = async (
     const reservations = await seed(db, name, options);
     const clock = new SystemClock();
     const logger = stderrLogger();
-    const outbox = new MySqlOutbox(standaloneSession(orm.em, TRANSACTION_TIMEOUT_MS));
+    const outbox = new MySqlOutbox(standaloneSession(orm, TRANSACTION_TIMEOUT_MS));
     const publisher = { publish: () => Promise.resolve() };
     const dispatcher = new OutboxDispatcher(outbox, publisher, clock, logger, quietMetrics);
     const commit = new CommitReservations({

@@ -66,15 +66,20 @@ export const runNode = async (script: string, args: string[], env: NodeJS.Proces
   return stdout;
 };
 
-/** Starts `node script args…`; SIGTERM on stop, SIGKILL if it has not exited after `graceMs`. */
+/**
+ * Starts `node [nodeArgs…] script args…`; SIGTERM on stop, SIGKILL if it has not exited after `graceMs`.
+ */
 export const startNode = (
   name: string,
   script: string,
   args: string[],
   env: NodeJS.ProcessEnv,
-  graceMs = 15_000,
+  { graceMs = 15_000, nodeArgs = [] }: Readonly<{ graceMs?: number; nodeArgs?: readonly string[] }> = {},
 ): Child => {
-  const child = spawn(process.execPath, [script, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [...nodeArgs, script, ...args], {
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let output = '';
   const counter = logCounter();
   const keep = (chunk: Buffer) => {

@@ -108,7 +108,7 @@ const bindRealProfile = (
   const ns = config.redisNamespace;
   const timeout = config.mysql.operationTimeoutMs;
   const clockNow = (get: <U>(id: ServiceIdentifier<U>) => U) => () => get<Clock>(CLOCK).now();
-  const session = standaloneSession(r.orm.em, timeout);
+  const session = standaloneSession(r.orm, timeout);
   singleton(container, EVENT_STORE, (get) => new MySqlEventStore(session, clockNow(get)));
   container.bind(INVENTORY).toConstantValue(new MySqlInventory(session));
   container.bind(ORDER_READ_MODEL).toConstantValue(new MySqlOrderReadModel(session));

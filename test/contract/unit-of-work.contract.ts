@@ -10,7 +10,13 @@ import {
   VersionConflict,
 } from '../../src/application/index.js';
 import { countWhere, freshPerTest, instant, uniqueName, type Teardown } from '../support/contract-helpers.js';
-import { newProduct, orderReserved, orderView, outboxMessage } from '../support/contract-fixtures.js';
+import {
+  newProduct,
+  orderReserved,
+  orderView,
+  outboxMessage,
+  stockCommitted,
+} from '../support/contract-fixtures.js';
 import { readAllAfter, tailPosition } from './event-store.contract.js';
 
 /** A unit of work plus plain (non-transactional) stores on the same database, to look at what committed. */
@@ -109,6 +115,48 @@ export const unitOfWorkContract = (
         };
       });
       expect(seen).toEqual({ version: 1, order: orderView(orderId), stock: 6 });
+    });
+
+    it("answers every read inside the work from the work's own writes", async () => {
+      const { existing, stream, orderId, messageId } = await scene();
+      const other = uniqueName('order-id');
+      const seen = await db().unitOfWork.run(async (stores) => {
+        await stores.events.append(stream, [orderReserved(orderId)], 0);
+        // a stream's version is read to check an append at version 1: it must see the append just made
+        await stores.events.appendMany([
+          { streamId: stream, events: [stockCommitted(orderId)], expectedVersion: 1 },
+        ]);
+        await stores.orders.upsert(
+          orderView(orderId, { status: 'COMMITTED', userId: 'holder', quantity: 2 }),
+        );
+        await stores.orders.upsert(orderView(other, { status: 'PAID', userId: 'holder', quantity: 1 }));
+        await stores.outbox.add(outboxMessage(messageId), instant(1));
+        const created = await stores.inventory.create(newProduct({ name: 'made inside' }));
+        return {
+          version: (await stores.events.readMany([stream])).get(stream)?.version,
+          held: await stores.orders.unitsHeldByUsers(['holder'], 7, ['COMMITTED', 'PAID']),
+          heldOne: await stores.orders.unitsHeld('holder', 7, ['COMMITTED', 'PAID']),
+          tally: (await stores.orders.tally(7)).find((t) => t.status === 'COMMITTED')?.units,
+          byProduct: (await stores.orders.findByProduct(7, ['PAID'])).map((o) => o.orderId),
+          pending: (await stores.outbox.countByStatus())[OutboxStatus.PENDING],
+          message: (await stores.outbox.get(messageId))?.status,
+          product: (await stores.inventory.get(created.productId))?.name,
+          listed: (await stores.inventory.list()).map((p) => p.productId),
+          stock: (await stores.inventory.get(existing.productId))?.stock,
+        };
+      });
+      expect(seen).toEqual({
+        version: 2,
+        held: new Map([['holder', 3]]),
+        heldOne: 3,
+        tally: 2,
+        byProduct: [other],
+        pending: 2,
+        message: OutboxStatus.PENDING,
+        product: 'made inside',
+        listed: expect.arrayContaining([existing.productId]) as unknown,
+        stock: 10,
+      });
     });
 
     describe('an error thrown after a write leaves nothing written', () => {
@@ -271,5 +319,88 @@ export const unitOfWorkContract = (
           [outsideStream, orderReserved('outside')],
         ]);
       });
+    });
+  });
+
+/** Every method of a port, called once: `Record<keyof Port, …>` makes a method added to the port a type error here. */
+type EveryCall<Port> = Record<keyof Port, (stores: TransactionalStores) => Promise<unknown>>;
+
+const inventoryCalls = (productId: () => number): EveryCall<Inventory> => ({
+  create: (s) => s.inventory.create(newProduct({ name: 'inside' })),
+  get: (s) => s.inventory.get(productId()),
+  list: (s) => s.inventory.list(),
+  tryDecrement: (s) => s.inventory.tryDecrement(productId(), 1),
+  decrementMany: (s) => s.inventory.decrementMany(productId(), [1, 1]),
+  increment: (s) => s.inventory.increment(productId(), 1),
+});
+
+const eventCalls = (stream: string): EveryCall<EventStore> => ({
+  read: (s) => s.events.read(stream),
+  append: (s) => s.events.append(stream, [orderReserved('inside')], 0),
+  readMany: (s) => s.events.readMany([stream, `${stream}-other`]),
+  appendMany: (s) =>
+    s.events.appendMany([{ streamId: stream, events: [stockCommitted('inside')], expectedVersion: 1 }]),
+  readAll: (s) => s.events.readAll(0, 10),
+});
+
+const orderCalls = (orderId: string): EveryCall<OrderReadModel> => ({
+  upsert: (s) => s.orders.upsert(orderView(orderId)),
+  upsertMany: (s) => s.orders.upsertMany([orderView(orderId, { status: 'COMMITTED' })]),
+  get: (s) => s.orders.get(orderId),
+  unitsHeld: (s) => s.orders.unitsHeld('user-1', 7, ['COMMITTED']),
+  unitsHeldByUsers: (s) => s.orders.unitsHeldByUsers(['user-1'], 7, ['COMMITTED']),
+  findByStatus: (s) => s.orders.findByStatus('COMMITTED', instant(10), 10),
+  tally: (s) => s.orders.tally(7),
+  findByProduct: (s) => s.orders.findByProduct(7, ['COMMITTED']),
+});
+
+const outboxCalls = (messageId: string): EveryCall<Outbox> => ({
+  add: (s) => s.outbox.add(outboxMessage(messageId), instant(0)),
+  addMany: (s) => s.outbox.addMany([outboxMessage(`${messageId}-2`)], instant(0)),
+  get: (s) => s.outbox.get(messageId),
+  markSent: (s) => s.outbox.markSent(messageId, instant(1)),
+  markSentMany: (s) => s.outbox.markSentMany([messageId, `${messageId}-2`], instant(1)),
+  markConsumed: (s) => s.outbox.markConsumed(messageId, instant(2)),
+  markConsumedMany: (s) => s.outbox.markConsumedMany([`${messageId}-2`], instant(2)),
+  markFailed: (s) => s.outbox.markFailed(`${messageId}-2`, 'boom', instant(3), 5),
+  due: (s) => s.outbox.due({ retryBefore: instant(10), staleSentBefore: instant(10), limit: 10 }),
+  countByStatus: (s) => s.outbox.countByStatus(),
+});
+
+/**
+ * Every store method runs inside one unit of work on the transaction's own connection. Run it on a unit of
+ * work with a single connection: a method that reached outside its transaction for a second connection
+ * would wait for the one the transaction holds, and fail.
+ */
+export const everyStatementInsideContract = (
+  name: string,
+  make: () => Promise<UnitOfWorkFixture>,
+  teardown?: Teardown<UnitOfWorkFixture>,
+) =>
+  describe(`UnitOfWork contract, every store method inside one transaction: ${name}`, () => {
+    const db = freshPerTest(make, teardown);
+
+    it('runs every method of every store inside the transaction and commits', async () => {
+      let productId = 0;
+      const calls = {
+        inventory: inventoryCalls(() => productId),
+        events: eventCalls(uniqueName('order')),
+        orders: orderCalls(uniqueName('order-id')),
+        outbox: outboxCalls(uniqueName('message')),
+      };
+      const ran: string[] = [];
+      await db().unitOfWork.run(async (stores) => {
+        productId = (await stores.inventory.create(newProduct({ stock: 10 }))).productId;
+        for (const [store, methods] of Object.entries(calls))
+          for (const [method, call] of Object.entries(methods)) {
+            await call(stores);
+            ran.push(`${store}.${method}`);
+          }
+      });
+      expect(ran).toHaveLength(
+        Object.values(calls).reduce((n, methods) => n + Object.keys(methods).length, 0),
+      );
+      expect((await db().inventory.get(productId))?.stock).toBe(8);
+      expect((await db().outbox.countByStatus())[OutboxStatus.CONSUMED]).toBe(2);
     });
   });

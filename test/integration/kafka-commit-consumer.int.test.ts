@@ -60,7 +60,7 @@ describe('the commit consumer on Kafka while MariaDB goes away', () => {
 
   it('pauses while MariaDB is down and, once it is back, decides every order once: none lost, none skipped', async () => {
     const clock = new SystemClock();
-    const direct = standaloneSession(db.orm.em, 5_000);
+    const direct = standaloneSession(db.orm, 5_000);
     const inventory = new MySqlInventory(direct);
     const product = await inventory.create({
       name: 'Hot row',
@@ -105,7 +105,7 @@ describe('the commit consumer on Kafka while MariaDB goes away', () => {
       operationTimeoutMs: 1_000,
     });
     const consumerDispatcher = new OutboxDispatcher(
-      new MySqlOutbox(standaloneSession(db.orm.em, 5_000)),
+      new MySqlOutbox(standaloneSession(db.orm, 5_000)),
       publisher,
       clock,
       silentLogger,

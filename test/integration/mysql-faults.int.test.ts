@@ -51,7 +51,7 @@ describe('MariaDB that stops answering or goes down', () => {
       acquireTimeoutMs: 500,
       operationTimeoutMs: TIMEOUT_MS,
     });
-    const product = await new MySqlInventory(standaloneSession(db.orm.em, 5_000)).create({
+    const product = await new MySqlInventory(standaloneSession(db.orm, 5_000)).create({
       name: 'Hot row',
       stock: 10,
       perUserLimit: 5,
@@ -71,7 +71,7 @@ describe('MariaDB that stops answering or goes down', () => {
 
   const placeOrder = () => {
     const clock = new SystemClock();
-    const inventory = new MySqlInventory(standaloneSession(orm.em, TIMEOUT_MS));
+    const inventory = new MySqlInventory(standaloneSession(orm, TIMEOUT_MS));
     return new PlaceOrder({
       catalog: new ProductCatalog(inventory, clock, 60_000),
       rateLimiter: new MemoryRateLimiter({ points: 100, durationSeconds: 1 }),
@@ -80,7 +80,7 @@ describe('MariaDB that stops answering or goes down', () => {
       gate,
       unitOfWork: new MySqlUnitOfWork(orm, TIMEOUT_MS),
       dispatcher: new OutboxDispatcher(
-        new MySqlOutbox(standaloneSession(orm.em, TIMEOUT_MS)),
+        new MySqlOutbox(standaloneSession(orm, TIMEOUT_MS)),
         new MemoryMessageBus(silentLogger),
         clock,
         silentLogger,

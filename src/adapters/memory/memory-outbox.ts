@@ -41,20 +41,24 @@ export class MemoryOutbox implements Outbox {
     return Promise.resolve(this.session.get('outbox', messageId) ?? null);
   }
 
-  async markSent(messageId: string, now: string): Promise<void> {
-    await this.update(messageId, (row) =>
+  markSent(messageId: string, now: string): Promise<void> {
+    return this.markSentMany([messageId], now);
+  }
+
+  markSentMany(messageIds: readonly string[], now: string): Promise<void> {
+    return this.updateMany(messageIds, (row) =>
       row.status === OutboxStatus.CONSUMED
         ? row
         : { ...row, status: OutboxStatus.SENT, attempts: row.attempts + 1, updatedAt: now },
     );
   }
 
-  async markConsumed(messageId: string, now: string): Promise<void> {
-    await this.update(messageId, (row) => ({ ...row, status: OutboxStatus.CONSUMED, updatedAt: now }));
+  markConsumed(messageId: string, now: string): Promise<void> {
+    return this.markConsumedMany([messageId], now);
   }
 
-  async markConsumedMany(messageIds: readonly string[], now: string): Promise<void> {
-    for (const messageId of messageIds) await this.markConsumed(messageId, now);
+  markConsumedMany(messageIds: readonly string[], now: string): Promise<void> {
+    return this.updateMany(messageIds, (row) => ({ ...row, status: OutboxStatus.CONSUMED, updatedAt: now }));
   }
 
   async markFailed(
@@ -97,6 +101,19 @@ export class MemoryOutbox implements Outbox {
     };
     for (const row of this.session.rows('outbox')) counts[row.status] += 1;
     return Promise.resolve(counts);
+  }
+
+  /** Changes several rows in one write (one statement on MySQL), skipping unknown ids. */
+  private updateMany(
+    messageIds: readonly string[],
+    change: (row: OutboxMessage) => OutboxMessage,
+  ): Promise<void> {
+    return this.session.write((tables) => {
+      for (const messageId of new Set(messageIds)) {
+        const row = tables.get('outbox', messageId);
+        if (row) tables.set('outbox', messageId, change(row));
+      }
+    });
   }
 
   private update(

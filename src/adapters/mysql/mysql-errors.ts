@@ -1,4 +1,4 @@
-import { ConnectionException, UniqueConstraintViolationException } from '@mikro-orm/core';
+import { ConnectionException, DeadlockException, UniqueConstraintViolationException } from '@mikro-orm/core';
 import { InfrastructureUnavailable } from '../../application/index.js';
 
 const CONNECTION_CODES = new Set([
@@ -28,8 +28,13 @@ export const isUnavailable = (error: unknown): boolean => {
   return typeof code === 'string' && CONNECTION_CODES.has(code);
 };
 
+/** A unique key refused a row: from MikroORM, or from the driver under the plain SQL statements. */
 export const isDuplicateKey = (error: unknown): boolean =>
-  error instanceof UniqueConstraintViolationException;
+  error instanceof UniqueConstraintViolationException || codeOf(error) === 'ER_DUP_ENTRY';
+
+/** InnoDB broke a lock cycle by rolling this transaction back: running it again is the remedy. */
+export const isDeadlock = (error: unknown): boolean =>
+  error instanceof DeadlockException || codeOf(error) === 'ER_LOCK_DEADLOCK';
 
 /** Rethrows a database failure as the port's unavailable error; anything else as it is. */
 export const translate = (error: unknown, what: string): never => {

@@ -1,8 +1,29 @@
-import { raw } from '@mikro-orm/core';
-import type { EntityManager } from '@mikro-orm/mysql';
 import type { Inventory, NewProduct, ProductRecord } from '../../application/index.js';
 import { type ProductRow, ProductSchema } from './mysql-schema.js';
 import type { MySqlSession } from './mysql-session.js';
+import { fromDateTime, type SqlStatements, type WriteResult } from './mysql-sql.js';
+
+type ProductRecordRow = Readonly<{
+  id: number;
+  name: string;
+  stock: number;
+  version: number;
+  per_user_limit: number;
+  max_per_order: number;
+  sale_starts_at: string | Date | null;
+  sale_ends_at: string | Date | null;
+}>;
+
+const fromRow = (row: ProductRecordRow): ProductRecord => ({
+  productId: row.id,
+  name: row.name,
+  stock: row.stock,
+  version: row.version,
+  perUserLimit: row.per_user_limit,
+  maxPerOrder: row.max_per_order,
+  saleStartsAt: row.sale_starts_at === null ? null : fromDateTime(row.sale_starts_at),
+  saleEndsAt: row.sale_ends_at === null ? null : fromDateTime(row.sale_ends_at),
+});
 
 const toRecord = (row: ProductRow): ProductRecord => ({
   productId: row.id,
@@ -15,20 +36,21 @@ const toRecord = (row: ProductRow): ProductRecord => ({
   saleEndsAt: row.saleEndsAt?.toISOString() ?? null,
 });
 
-/** UPDATE product SET stock = stock - ?, version = version + 1 WHERE id = ? AND stock >= ? — 1 row or none. */
-const take = async (em: EntityManager, productId: number, quantity: number): Promise<boolean> =>
-  (await em.nativeUpdate(
-    ProductSchema,
-    { id: productId, stock: { $gte: quantity } },
-    { stock: raw('stock - ?', [quantity]), version: raw('version + 1') },
-  )) === 1;
+/** The optimistic-lock decrement, a prepared statement: 1 row or none. */
+const take = async (sql: SqlStatements, productId: number, quantity: number): Promise<boolean> =>
+  (
+    await sql.execute<WriteResult>(
+      'UPDATE product SET stock = stock - ?, version = version + 1 WHERE id = ? AND stock >= ?',
+      [quantity, productId, quantity],
+    )
+  ).affectedRows === 1;
 
-/** The `product` table: MySQL's final word on stock. */
+/** The `product` table: MySQL's final word on stock. Reads and stock changes are plain prepared SQL. */
 export class MySqlInventory implements Inventory {
   constructor(private readonly session: MySqlSession) {}
 
   create(product: NewProduct): Promise<ProductRecord> {
-    return this.session.run('create product', async (em) => {
+    return this.session.run('create product', async ({ em }) => {
       const row = {
         name: product.name,
         stock: product.stock,
@@ -44,20 +66,23 @@ export class MySqlInventory implements Inventory {
   }
 
   get(productId: number): Promise<ProductRecord | null> {
-    return this.session.run('read product', async (em) => {
-      const row = await em.findOne(ProductSchema, { id: productId }, { disableIdentityMap: true });
-      return row ? toRecord(row) : null;
+    return this.session.run('read product', async ({ sql }) => {
+      const [row] = await sql.execute<ProductRecordRow[]>(
+        'SELECT id, name, stock, version, per_user_limit, max_per_order, sale_starts_at, sale_ends_at FROM product WHERE id = ?',
+        [productId],
+      );
+      return row ? fromRow(row) : null;
     });
   }
 
   list(): Promise<ProductRecord[]> {
-    return this.session.run('list products', async (em) =>
+    return this.session.run('list products', async ({ em }) =>
       (await em.find(ProductSchema, {}, { orderBy: { id: 'asc' }, disableIdentityMap: true })).map(toRecord),
     );
   }
 
   tryDecrement(productId: number, quantity: number): Promise<boolean> {
-    return this.session.run('decrement stock', (em) => take(em, productId, quantity));
+    return this.session.run('decrement stock', ({ sql }) => take(sql, productId, quantity));
   }
 
   /**
@@ -65,22 +90,21 @@ export class MySqlInventory implements Inventory {
    * one UPDATE per order, in order, so the earliest orders get the last units.
    */
   decrementMany(productId: number, quantities: readonly number[]): Promise<boolean[]> {
-    return this.session.run('decrement stock (merged)', async (em) => {
+    return this.session.run('decrement stock (merged)', async ({ sql }) => {
       const total = quantities.reduce((a, b) => a + b, 0);
-      if (quantities.length > 1 && (await take(em, productId, total))) return quantities.map(() => true);
+      if (quantities.length > 1 && (await take(sql, productId, total))) return quantities.map(() => true);
       const taken: boolean[] = [];
-      for (const quantity of quantities) taken.push(await take(em, productId, quantity));
+      for (const quantity of quantities) taken.push(await take(sql, productId, quantity));
       return taken;
     });
   }
 
   increment(productId: number, quantity: number): Promise<void> {
-    return this.session.run('return stock', async (em) => {
-      await em.nativeUpdate(
-        ProductSchema,
-        { id: productId },
-        { stock: raw('stock + ?', [quantity]), version: raw('version + 1') },
-      );
+    return this.session.run('return stock', async ({ sql }) => {
+      await sql.execute('UPDATE product SET stock = stock + ?, version = version + 1 WHERE id = ?', [
+        quantity,
+        productId,
+      ]);
     });
   }
 }

@@ -2,6 +2,34 @@ import type { OrderStatus, ReleaseReason } from '../../domain/index.js';
 import type { OrderReadModel, OrderView, StatusTally } from '../../application/index.js';
 import { type OrderRow, OrderSchema } from './mysql-schema.js';
 import type { MySqlSession } from './mysql-session.js';
+import { fromDateTime, marks, toDateTime } from './mysql-sql.js';
+
+type OrderRecord = Readonly<{
+  order_id: string;
+  user_id: string;
+  product_id: number;
+  quantity: number;
+  status: string;
+  reason: string | null;
+  reserved_at: string | Date;
+  updated_at: string | Date;
+}>;
+
+const fromRecord = (row: OrderRecord): OrderView => ({
+  orderId: row.order_id,
+  userId: row.user_id,
+  productId: row.product_id,
+  quantity: row.quantity,
+  status: row.status as OrderStatus,
+  reason: row.reason as ReleaseReason | null,
+  reservedAt: fromDateTime(row.reserved_at),
+  updatedAt: fromDateTime(row.updated_at),
+});
+
+/** Replaces every column of a known order: the read model always holds the latest state. */
+const UPSERT = `INSERT INTO orders (order_id, user_id, product_id, quantity, status, reason, reserved_at, updated_at) VALUES ?
+  ON DUPLICATE KEY UPDATE user_id = VALUES(user_id), product_id = VALUES(product_id), quantity = VALUES(quantity),
+  status = VALUES(status), reason = VALUES(reason), reserved_at = VALUES(reserved_at), updated_at = VALUES(updated_at)`;
 
 const toView = (row: OrderRow): OrderView => ({
   orderId: row.orderId,
@@ -14,18 +42,21 @@ const toView = (row: OrderRow): OrderView => ({
   updatedAt: row.updatedAt.toISOString(),
 });
 
-const toRow = (order: OrderView) => ({
-  orderId: order.orderId,
-  userId: order.userId,
-  productId: order.productId,
-  quantity: order.quantity,
-  status: order.status,
-  reason: order.reason,
-  reservedAt: new Date(order.reservedAt),
-  updatedAt: new Date(order.updatedAt),
-});
+const toValues = (order: OrderView) => [
+  order.orderId,
+  order.userId,
+  order.productId,
+  order.quantity,
+  order.status,
+  order.reason,
+  toDateTime(order.reservedAt),
+  toDateTime(order.updatedAt),
+];
 
-/** The `orders` table: the read model kept in step with the order streams, in the same transaction. */
+/**
+ * The `orders` table: the read model kept in step with the order streams, in the same transaction. The
+ * writes and the per-user sums the commit consumer runs are plain SQL, one statement per batch.
+ */
 export class MySqlOrderReadModel implements OrderReadModel {
   constructor(private readonly session: MySqlSession) {}
 
@@ -35,20 +66,23 @@ export class MySqlOrderReadModel implements OrderReadModel {
 
   upsertMany(orders: readonly OrderView[]): Promise<void> {
     if (orders.length === 0) return Promise.resolve();
-    return this.session.run('upsert orders', async (em) => {
-      await em.upsertMany(OrderSchema, orders.map(toRow), { disableIdentityMap: true });
+    return this.session.run('upsert orders', async ({ sql }) => {
+      await sql.query(UPSERT, [orders.map(toValues)]);
     });
   }
 
   get(orderId: string): Promise<OrderView | null> {
-    return this.session.run('read order', async (em) => {
-      const row = await em.findOne(OrderSchema, { orderId }, { disableIdentityMap: true });
-      return row ? toView(row) : null;
+    return this.session.run('read order', async ({ sql }) => {
+      const [row] = await sql.execute<OrderRecord[]>(
+        'SELECT order_id, user_id, product_id, quantity, status, reason, reserved_at, updated_at FROM orders WHERE order_id = ?',
+        [orderId],
+      );
+      return row ? fromRecord(row) : null;
     });
   }
 
   unitsHeld(userId: string, productId: number, statuses: readonly OrderStatus[]): Promise<number> {
-    return this.session.run('units held', async (em) => {
+    return this.session.run('units held', async ({ em }) => {
       const rows = await em.find(
         OrderSchema,
         { userId, productId, status: { $in: [...statuses] } },
@@ -64,20 +98,18 @@ export class MySqlOrderReadModel implements OrderReadModel {
     statuses: readonly OrderStatus[],
   ): Promise<Map<string, number>> {
     if (userIds.length === 0 || statuses.length === 0) return Promise.resolve(new Map<string, number>());
-    return this.session.run('units held by users', async (em) => {
+    return this.session.run('units held by users', async ({ sql }) => {
       const users = [...new Set(userIds)];
-      const rows: Array<{ user_id: string; units: number | string }> = await em
-        .getConnection()
-        .execute(
-          `SELECT user_id, SUM(quantity) AS units FROM orders WHERE product_id = ? AND user_id IN (${users.map(() => '?').join(', ')}) AND status IN (${statuses.map(() => '?').join(', ')}) GROUP BY user_id`,
-          [productId, ...users, ...statuses],
-        );
+      const rows = await sql.query<Array<{ user_id: string; units: number | string }>>(
+        `SELECT user_id, SUM(quantity) AS units FROM orders WHERE product_id = ? AND user_id IN (${marks(users.length)}) AND status IN (${marks(statuses.length)}) GROUP BY user_id`,
+        [productId, ...users, ...statuses],
+      );
       return new Map<string, number>(rows.map((row) => [row.user_id, Number(row.units)]));
     });
   }
 
   findByStatus(status: OrderStatus, updatedBefore: string, limit: number): Promise<OrderView[]> {
-    return this.session.run('orders by status', async (em) =>
+    return this.session.run('orders by status', async ({ em }) =>
       (
         await em.find(
           OrderSchema,
@@ -89,18 +121,13 @@ export class MySqlOrderReadModel implements OrderReadModel {
   }
 
   tally(productId: number): Promise<StatusTally[]> {
-    return this.session.run('tally orders', async (em) => {
-      const rows: Array<{
-        status: string;
-        reason: string | null;
-        orders: number | string;
-        units: number | string;
-      }> = await em
-        .getConnection()
-        .execute(
-          'SELECT status, reason, COUNT(*) AS orders, SUM(quantity) AS units FROM orders WHERE product_id = ? GROUP BY status, reason',
-          [productId],
-        );
+    return this.session.run('tally orders', async ({ sql }) => {
+      const rows = await sql.query<
+        Array<{ status: string; reason: string | null; orders: number | string; units: number | string }>
+      >(
+        'SELECT status, reason, COUNT(*) AS orders, SUM(quantity) AS units FROM orders WHERE product_id = ? GROUP BY status, reason',
+        [productId],
+      );
       return rows.map((row) => ({
         status: row.status as OrderStatus,
         reason: row.reason as ReleaseReason | null,
@@ -111,7 +138,7 @@ export class MySqlOrderReadModel implements OrderReadModel {
   }
 
   findByProduct(productId: number, statuses: readonly OrderStatus[]): Promise<OrderView[]> {
-    return this.session.run('orders by product', async (em) =>
+    return this.session.run('orders by product', async ({ em }) =>
       (
         await em.find(
           OrderSchema,

@@ -41,7 +41,11 @@ export const openMySql = async (options: MySqlOptions): Promise<MikroORM> => {
       createTimeoutMillis: options.connectTimeoutMs ?? 2_000,
     },
     driverOptions: {
-      connection: { connectTimeout: options.connectTimeoutMs ?? 2_000 },
+      connection: {
+        connectTimeout: options.connectTimeoutMs ?? 2_000,
+        // only the hot statements of a fixed shape are prepared (mysql-sql.ts): a handful per connection
+        maxPreparedStatements: 64,
+      },
       acquireConnectionTimeout: options.acquireTimeoutMs ?? 2_000,
     },
   });

@@ -8,6 +8,7 @@ import {
 import { isDuplicateKey } from './mysql-errors.js';
 import { fromJson, type OutboxRow, OutboxSchema } from './mysql-schema.js';
 import type { MySqlSession } from './mysql-session.js';
+import { marks, toDateTime } from './mysql-sql.js';
 
 const toMessage = (row: OutboxRow): OutboxMessage => ({
   messageId: row.messageId,
@@ -23,7 +24,10 @@ const toMessage = (row: OutboxRow): OutboxMessage => ({
   updatedAt: row.updatedAt.toISOString(),
 });
 
-/** `outbox_message`, the local message table: written in the business transaction, published after it. */
+/**
+ * `outbox_message`, the local message table: written in the business transaction, published after it. The
+ * rows of a batch go in with one multi-row INSERT and change status with one UPDATE … IN (…).
+ */
 export class MySqlOutbox implements Outbox {
   constructor(private readonly session: MySqlSession) {}
 
@@ -33,20 +37,25 @@ export class MySqlOutbox implements Outbox {
 
   addMany(messages: readonly NewOutboxMessage[], now: string): Promise<void> {
     if (messages.length === 0) return Promise.resolve();
-    return this.session.run('add outbox rows', async (em) => {
-      const at = new Date(now);
+    return this.session.run('add outbox rows', async ({ sql }) => {
+      const at = toDateTime(now);
       try {
-        await em.insertMany(
-          OutboxSchema,
-          messages.map((message) => ({
-            ...message,
-            headers: { ...message.headers },
-            status: OutboxStatus.PENDING,
-            attempts: 0,
-            lastError: null,
-            createdAt: at,
-            updatedAt: at,
-          })),
+        await sql.query(
+          'INSERT INTO outbox_message (message_id, order_id, topic, `key`, payload, headers, status, attempts, created_at, updated_at) VALUES ?',
+          [
+            messages.map((m) => [
+              m.messageId,
+              m.orderId,
+              m.topic,
+              m.key,
+              m.payload,
+              JSON.stringify(m.headers),
+              OutboxStatus.PENDING,
+              0,
+              at,
+              at,
+            ]),
+          ],
         );
       } catch (error) {
         if (isDuplicateKey(error))
@@ -57,45 +66,42 @@ export class MySqlOutbox implements Outbox {
   }
 
   get(messageId: string): Promise<OutboxMessage | null> {
-    return this.session.run('read outbox row', async (em) => {
+    return this.session.run('read outbox row', async ({ em }) => {
       const row = await em.findOne(OutboxSchema, { messageId }, { disableIdentityMap: true });
       return row ? toMessage(row) : null;
     });
   }
 
   markSent(messageId: string, now: string): Promise<void> {
-    return this.session.run('mark sent', async (em) => {
-      await em.nativeUpdate(
-        OutboxSchema,
-        { messageId, status: { $ne: OutboxStatus.CONSUMED } },
-        { status: OutboxStatus.SENT, attempts: raw('attempts + 1'), updatedAt: new Date(now) },
+    return this.markSentMany([messageId], now);
+  }
+
+  markSentMany(messageIds: readonly string[], now: string): Promise<void> {
+    if (messageIds.length === 0) return Promise.resolve();
+    return this.session.run('mark sent', async ({ sql }) => {
+      await sql.query(
+        `UPDATE outbox_message SET status = ?, attempts = attempts + 1, updated_at = ? WHERE message_id IN (${marks(messageIds.length)}) AND status <> ?`,
+        [OutboxStatus.SENT, toDateTime(now), ...messageIds, OutboxStatus.CONSUMED],
       );
     });
   }
 
   markConsumed(messageId: string, now: string): Promise<void> {
-    return this.session.run('mark consumed', async (em) => {
-      await em.nativeUpdate(
-        OutboxSchema,
-        { messageId },
-        { status: OutboxStatus.CONSUMED, updatedAt: new Date(now) },
-      );
-    });
+    return this.markConsumedMany([messageId], now);
   }
 
   markConsumedMany(messageIds: readonly string[], now: string): Promise<void> {
     if (messageIds.length === 0) return Promise.resolve();
-    return this.session.run('mark consumed', async (em) => {
-      await em.nativeUpdate(
-        OutboxSchema,
-        { messageId: { $in: [...messageIds] } },
-        { status: OutboxStatus.CONSUMED, updatedAt: new Date(now) },
+    return this.session.run('mark consumed', async ({ sql }) => {
+      await sql.query(
+        `UPDATE outbox_message SET status = ?, updated_at = ? WHERE message_id IN (${marks(messageIds.length)})`,
+        [OutboxStatus.CONSUMED, toDateTime(now), ...messageIds],
       );
     });
   }
 
   markFailed(messageId: string, error: string, now: string, maxAttempts: number): Promise<OutboxStatus> {
-    return this.session.run('mark failed', async (em) => {
+    return this.session.run('mark failed', async ({ em }) => {
       // status is computed from the attempts before this one is counted (SET assigns left to right)
       await em.nativeUpdate(
         OutboxSchema,
@@ -123,7 +129,7 @@ export class MySqlOutbox implements Outbox {
   due(
     query: Readonly<{ retryBefore: string; staleSentBefore: string; limit: number }>,
   ): Promise<OutboxMessage[]> {
-    return this.session.run('due outbox rows', async (em) => {
+    return this.session.run('due outbox rows', async ({ em }) => {
       const rows = await em.find(
         OutboxSchema,
         {
@@ -142,7 +148,7 @@ export class MySqlOutbox implements Outbox {
   }
 
   countByStatus(): Promise<Record<OutboxStatus, number>> {
-    return this.session.run('count outbox rows', async (em) => {
+    return this.session.run('count outbox rows', async ({ sql }) => {
       const counts: Record<OutboxStatus, number> = {
         [OutboxStatus.PENDING]: 0,
         [OutboxStatus.SENT]: 0,
@@ -150,9 +156,10 @@ export class MySqlOutbox implements Outbox {
         [OutboxStatus.FAILED]: 0,
         [OutboxStatus.DEAD]: 0,
       };
-      const rows: Array<{ status: number; n: number | string }> = await em
-        .getConnection()
-        .execute('SELECT status, COUNT(*) AS n FROM outbox_message GROUP BY status');
+      const rows = await sql.query<Array<{ status: number; n: number | string }>>(
+        'SELECT status, COUNT(*) AS n FROM outbox_message GROUP BY status',
+        [],
+      );
       for (const row of rows) counts[row.status as OutboxStatus] = Number(row.n);
       return counts;
     });

@@ -1,10 +1,18 @@
-import type { EntityManager } from '@mikro-orm/mysql';
+import type { EntityManager, MikroORM } from '@mikro-orm/mysql';
 import { InfrastructureUnavailable } from '../../application/index.js';
 import { translate } from './mysql-errors.js';
+import { pooledStatements, type SqlStatements } from './mysql-sql.js';
 
-/** How a store reaches the database: on its own (a fork per call), or inside one unit of work's transaction. */
+/**
+ * What a store may reach the database through, and nothing else: MikroORM's EntityManager for the occasional
+ * query, and plain SQL for the hot paths. Inside a unit of work both are bound to the transaction's one
+ * connection, so every statement sees the transaction's writes and none waits for a second pool connection.
+ */
+export type Db = Readonly<{ em: EntityManager; sql: SqlStatements }>;
+
+/** How a store reaches the database: on its own (autocommit), or inside one unit of work's transaction. */
 export interface MySqlSession {
-  run<T>(what: string, operation: (em: EntityManager) => Promise<T>): Promise<T>;
+  run<T>(what: string, operation: (db: Db) => Promise<T>): Promise<T>;
 }
 
 const timedOut = (what: string, ms: number) =>
@@ -27,31 +35,30 @@ export const withDeadline = async <T>(what: string, ms: number, work: Promise<T>
   }
 };
 
-/** Outside a transaction: every call on a fresh fork, with a deadline. */
-export const standaloneSession = (root: EntityManager, timeoutMs: number): MySqlSession => ({
-  run: async (what, operation) => {
-    try {
-      return await withDeadline(what, timeoutMs, operation(root.fork()));
-    } catch (error) {
-      return translate(error, what);
-    }
-  },
-});
+/** Outside a transaction: MikroORM on a fresh fork, SQL on a pooled connection per statement, with a deadline. */
+export const standaloneSession = (orm: MikroORM, timeoutMs: number): MySqlSession => {
+  const sql = pooledStatements(orm);
+  return {
+    run: async (what, operation) => {
+      try {
+        return await withDeadline(what, timeoutMs, operation({ em: orm.em.fork(), sql }));
+      } catch (error) {
+        return translate(error, what);
+      }
+    },
+  };
+};
 
 /**
- * Inside a transaction: every statement on the transaction's EntityManager. Once the transaction's deadline
- * has passed, the next step throws instead of going on, so a late answer rolls the transaction back rather
- * than letting it commit after the caller was told it failed.
+ * Inside a transaction: every statement on the transaction's connection. Once the transaction's deadline has
+ * passed, the next step throws instead of going on, so a late answer rolls the transaction back rather than
+ * letting it commit after the caller was told it failed.
  */
-export const transactionSession = (
-  em: EntityManager,
-  expiresAt: number,
-  timeoutMs: number,
-): MySqlSession => ({
+export const transactionSession = (db: Db, expiresAt: number, timeoutMs: number): MySqlSession => ({
   run: async (what, operation) => {
     if (Date.now() > expiresAt) throw timedOut(what, timeoutMs);
     try {
-      const result = await operation(em);
+      const result = await operation(db);
       if (Date.now() > expiresAt) throw timedOut(what, timeoutMs);
       return result;
     } catch (error) {

@@ -1,39 +1,73 @@
 import type { MikroORM } from '@mikro-orm/mysql';
 import type { TransactionalStores, UnitOfWork } from '../../application/index.js';
-import { translate } from './mysql-errors.js';
+import { isDeadlock, translate } from './mysql-errors.js';
 import { MySqlEventStore } from './mysql-event-store.js';
 import { MySqlInventory } from './mysql-inventory.js';
 import { MySqlOrderReadModel } from './mysql-order-read-model.js';
 import { MySqlOutbox } from './mysql-outbox.js';
 import { transactionSession, withDeadline } from './mysql-session.js';
+import { type DriverConnection, statementsOn } from './mysql-sql.js';
+
+/** The knex transaction MikroORM opens: its client hands out the transaction's own driver connection. */
+type KnexTransaction = Readonly<{ client: { acquireConnection(): Promise<DriverConnection> } }>;
 
 /**
- * One transaction per use case on a forked EntityManager: events, read model, outbox and stock commit
- * together or not at all. A transaction that outlives its deadline fails the caller with the unavailable
- * error and rolls back at its next step instead of committing late.
+ * One transaction per call on a forked EntityManager: events, read model, outbox and stock commit together
+ * or not at all. The stores get the transaction's EntityManager and its driver connection, nothing else, so
+ * every statement runs on the one connection the transaction holds. A transaction that outlives its
+ * deadline fails the caller with the unavailable error and rolls back at its next step instead of
+ * committing late. A transaction InnoDB picks as a deadlock victim runs again (the work reads what it
+ * decides on inside the transaction, so a second run decides afresh).
  */
 export class MySqlUnitOfWork implements UnitOfWork {
   constructor(
     private readonly orm: MikroORM,
     private readonly timeoutMs: number,
     private readonly now: () => string = () => new Date().toISOString(),
+    private readonly deadlockRetries = 2,
   ) {}
 
   async run<T>(work: (stores: TransactionalStores) => Promise<T>): Promise<T> {
     const expiresAt = Date.now() + this.timeoutMs;
-    const transaction = this.orm.em.fork().transactional(async (em) => {
-      const session = transactionSession(em, expiresAt, this.timeoutMs);
-      return work({
+    const attempts = async (): Promise<T> => {
+      for (let retry = 0; ; retry += 1) {
+        try {
+          return await this.once(work, expiresAt);
+        } catch (error) {
+          if (!isDeadlock(error) || retry >= this.deadlockRetries || Date.now() > expiresAt) throw error;
+        }
+      }
+    };
+    try {
+      return await withDeadline('transaction', this.timeoutMs, attempts());
+    } catch (error) {
+      return translate(error, 'transaction');
+    }
+  }
+
+  private async once<T>(work: (stores: TransactionalStores) => Promise<T>, expiresAt: number): Promise<T> {
+    const em = this.orm.em.fork();
+    // begin/commit rather than em.transactional: the latter opens an AsyncLocalStorage context, which puts
+    // a hook on every promise of the process from then on
+    await em.begin();
+    try {
+      const transaction = em.getTransactionContext<KnexTransaction>();
+      if (!transaction) throw new Error('MikroORM opened no transaction');
+      const connection = await transaction.client.acquireConnection();
+      const session = transactionSession({ em, sql: statementsOn(connection) }, expiresAt, this.timeoutMs);
+      const result = await work({
         events: new MySqlEventStore(session, this.now),
         orders: new MySqlOrderReadModel(session),
         outbox: new MySqlOutbox(session),
         inventory: new MySqlInventory(session),
       });
-    });
-    try {
-      return await withDeadline('transaction', this.timeoutMs, transaction);
+      // never commit after the deadline: the caller has been told the transaction failed
+      await session.run('commit', () => Promise.resolve());
+      await em.commit();
+      return result;
     } catch (error) {
-      return translate(error, 'transaction');
+      if (em.getTransactionContext()) await em.rollback().catch(() => undefined);
+      throw error;
     }
   }
 }

@@ -28,6 +28,8 @@ export interface Outbox {
   get(messageId: string): Promise<OutboxMessage | null>;
   /** Moves a row forward only: a consumed row is never marked sent again. */
   markSent(messageId: string, now: string): Promise<void>;
+  /** `markSent` for several rows at once (one statement for a published batch). */
+  markSentMany(messageIds: readonly string[], now: string): Promise<void>;
   markConsumed(messageId: string, now: string): Promise<void>;
   /** `markConsumed` for several rows at once. */
   markConsumedMany(messageIds: readonly string[], now: string): Promise<void>;

@@ -1,0 +1,95 @@
+/**
+ * Reads a V8 `.cpuprofile` (what `node --cpu-prof` writes) and says where the time went: self time by
+ * package (node_modules/<name>), by layer of this project (src/<layer>), by Node's own code, and V8's pseudo
+ * frames (garbage collector, program, idle); and the functions with the most self time.
+ */
+import { readFile } from 'node:fs/promises';
+
+type CallFrame = Readonly<{ functionName: string; url: string; lineNumber: number }>;
+type ProfileNode = Readonly<{ id: number; callFrame: CallFrame; children?: readonly number[] }>;
+type CpuProfile = Readonly<{
+  nodes: readonly ProfileNode[];
+  startTime: number;
+  endTime: number;
+  samples: readonly number[];
+  timeDeltas: readonly number[];
+}>;
+
+export type Share = Readonly<{ name: string; ms: number; share: number }>;
+
+export type ProfileSummary = Readonly<{
+  /** wall time the profile covers, ms */
+  wallMs: number;
+  /** sampled time off the idle frame (the process was busy), ms */
+  busyMs: number;
+  /** busy time by where the code lives, largest first */
+  buckets: readonly Share[];
+  /** the functions with the most self time, largest first */
+  functions: readonly Share[];
+}>;
+
+/** Where a frame's code lives: a package, a layer of this project, Node itself, or a V8 pseudo frame. */
+export const bucketOf = (frame: CallFrame): string => {
+  const { url, functionName } = frame;
+  if (!url) {
+    if (functionName === '(garbage collector)') return 'V8: garbage collector';
+    if (functionName === '(program)') return 'V8: program (compiler, runtime)';
+    if (functionName === '(idle)') return '(idle)';
+    return 'V8: native';
+  }
+  const pkg = /node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(url);
+  if (pkg?.[1]) return pkg[1];
+  if (url.startsWith('node:')) return 'node: core (http, net, streams, timers)';
+  const own = /\/(?:dist\/)?(src|bench)\/([^/]+)\/(?:([^/]+)\/)?/.exec(url);
+  if (own?.[1] === 'src' && own[2] === 'adapters' && own[3]) return `seckill: adapters/${own[3]}`;
+  if (own?.[1] === 'src' && own[2]) return `seckill: ${own[2]}`;
+  return 'other';
+};
+
+const round = (ms: number) => Math.round(ms * 10) / 10;
+
+/** A stretch of the monotonic clock, in µs (`process.hrtime.bigint() / 1000n`: V8's profiler ticks on it too). */
+export type Window = Readonly<{ fromMicros: number; toMicros: number }>;
+
+/** Self time by bucket and by function, of the samples taken inside `window` (all of them without one). */
+export const summarize = (profile: CpuProfile, top = 25, window?: Window): ProfileSummary => {
+  const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+  const selfMicros = new Map<number, number>();
+  let at = profile.startTime;
+  profile.samples.forEach((id, i) => {
+    const delta = profile.timeDeltas[i] ?? 0;
+    at += delta;
+    if (window && (at < window.fromMicros || at > window.toMicros)) return;
+    selfMicros.set(id, (selfMicros.get(id) ?? 0) + delta);
+  });
+  const buckets = new Map<string, number>();
+  const functions = new Map<string, number>();
+  let busy = 0;
+  for (const [id, micros] of selfMicros) {
+    const frame = byId.get(id)?.callFrame;
+    if (!frame) continue;
+    const bucket = bucketOf(frame);
+    if (bucket === '(idle)') continue;
+    busy += micros;
+    buckets.set(bucket, (buckets.get(bucket) ?? 0) + micros);
+    const file = frame.url.replace(/^.*node_modules\//, '').replace(/^.*\/(dist\/)?/, '');
+    const name = `${frame.functionName || '(anonymous)'} ${file}${file ? `:${frame.lineNumber + 1}` : ''}`;
+    functions.set(name, (functions.get(name) ?? 0) + micros);
+  }
+  const shares = (map: Map<string, number>, limit: number): Share[] =>
+    [...map.entries()]
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, limit)
+      .map(([name, micros]) => ({ name, ms: round(micros / 1000), share: busy ? micros / busy : 0 }));
+  const from = window ? Math.max(window.fromMicros, profile.startTime) : profile.startTime;
+  const to = window ? Math.min(window.toMicros, profile.endTime) : profile.endTime;
+  return {
+    wallMs: round((to - from) / 1000),
+    busyMs: round(busy / 1000),
+    buckets: shares(buckets, Number.MAX_SAFE_INTEGER),
+    functions: shares(functions, top),
+  };
+};
+
+export const readProfile = async (path: string): Promise<CpuProfile> =>
+  JSON.parse(await readFile(path, 'utf8')) as CpuProfile;

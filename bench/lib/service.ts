@@ -1,0 +1,101 @@
+/**
+ * The real service as the benchmarks run it: a child process on a database and a Redis namespace of its own,
+ * its settings taken only from here, and the few HTTP calls the benchmarks make to it.
+ */
+import { Cluster } from 'ioredis';
+import { connectRedis } from '../../src/adapters/redis/redis-connection.js';
+
+export const REDIS_URL = process.env['SECKILL_REDIS_URL'] ?? 'redis://127.0.0.1:6379';
+
+/** Deletes every Redis key of a namespace (on each master of a cluster). */
+export const dropNamespace = async (namespace: string): Promise<void> => {
+  const redis = connectRedis({ url: REDIS_URL, commandTimeoutMs: 10_000 });
+  try {
+    const nodes = redis instanceof Cluster ? redis.nodes('master') : [redis];
+    for (const node of nodes) {
+      let cursor = '0';
+      do {
+        const [next, keys] = await node.scan(cursor, 'MATCH', `${namespace}*`, 'COUNT', 500);
+        cursor = next;
+        for (const key of keys) await redis.del(key);
+      } while (cursor !== '0');
+    }
+  } finally {
+    await redis.quit();
+  }
+};
+
+/**
+ * The service's environment: the caller's, minus every SECKILL_* it exported, plus the settings given here
+ * (so a figure never depends on what the shell happened to export).
+ */
+export const serviceEnv = (
+  settings: Readonly<{
+    secret: string;
+    mysqlUrl: string;
+    namespace: string;
+    brokers: string;
+    extra?: Readonly<Record<string, string>>;
+  }>,
+): NodeJS.ProcessEnv => {
+  const inherited = Object.fromEntries(
+    Object.entries(process.env).filter(([k]) => !k.startsWith('SECKILL_')),
+  );
+  return {
+    ...inherited,
+    SECKILL_PROFILE: 'real',
+    SECKILL_JWT_SECRET: settings.secret,
+    SECKILL_MYSQL_URL: settings.mysqlUrl,
+    SECKILL_REDIS_URL: REDIS_URL,
+    SECKILL_REDIS_NAMESPACE: settings.namespace,
+    SECKILL_KAFKA_BROKERS: settings.brokers,
+    SECKILL_HOST: '127.0.0.1',
+    SECKILL_LOG_LEVEL: 'warn',
+    SECKILL_RATE_LIMIT_POINTS: '100000000',
+    SECKILL_DEMO_PRODUCT: 'false',
+    ...settings.extra,
+  };
+};
+
+export type Answer = Readonly<{ status: number; body: unknown }>;
+
+/** One JSON call with a bearer token: GET without a body, POST with one. */
+export const call = async (url: string, token: string, body?: unknown): Promise<Answer> => {
+  const response = await fetch(url, {
+    method: body === undefined ? 'GET' : 'POST',
+    headers: {
+      authorization: `Bearer ${token}`,
+      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+    },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    signal: AbortSignal.timeout(120_000),
+  });
+  const text = await response.text();
+  return { status: response.status, body: text ? (JSON.parse(text) as unknown) : null };
+};
+
+/** Lists a product (one unit per order) and answers its id; a gate that did not load is an error. */
+export const listProduct = async (
+  base: string,
+  admin: string,
+  name: string,
+  stock: number,
+  perUserLimit: number,
+): Promise<number> => {
+  const answer = await call(`${base}/api/v1/admin/products`, admin, {
+    name,
+    stock,
+    perUserLimit,
+    maxPerOrder: 1,
+  });
+  const product = answer.body as { productId?: number; gate?: string } | null;
+  if (answer.status !== 201 || typeof product?.productId !== 'number' || product.gate === 'NOT_LOADED')
+    throw new Error(`listing ${name} answered ${answer.status}: ${JSON.stringify(answer.body)}`);
+  return product.productId;
+};
+
+export type AuditReport = {
+  ok: boolean;
+  products: Array<{ listed: number; added: number; sold: number; undecided: number }>;
+  violations: Array<{ kind: string; detail: string }>;
+};

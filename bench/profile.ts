@@ -1,0 +1,127 @@
+/**
+ * `npm run bench:profile`: where the real service's CPU goes while it accepts orders. It starts a kcat mock
+ * broker and the service (`seckill all`, on a fresh database and Redis namespace) under `node --cpu-prof`,
+ * drives the order route at PROFILE_CONNECTIONS (256) for PROFILE_SECONDS (10) with stock to spare, waits until
+ * MySQL has decided every reservation, stops the service and reads its profile: self time by package and by
+ * layer of the service, and the busiest functions, for the samples taken from the start of the load until
+ * the backlog was decided. Prints a table and writes bench/results/profile-accept.json.
+ *
+ * Knobs: PROFILE_SECONDS, PROFILE_CONNECTIONS, PROFILE_PHASE (accept | flood), BENCH_MYSQL_URL,
+ * SECKILL_REDIS_URL. Extra SECKILL_* settings for the service: PROFILE_ENV='{"SECKILL_GROUP_COMMIT_MS":"2"}'.
+ */
+import { randomUUID } from 'node:crypto';
+import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { JwtTokens } from '../src/adapters/http/tokens.js';
+import { startKafkaMock } from '../scripts/kafka-mock.js';
+import { drive } from './lib/cannon.js';
+import { readProfile, summarize } from './lib/cpu-profile.js';
+import { count, databaseUrl, dropDatabase, openAdmin } from './lib/mysql.js';
+import { answers200, freePort, runNode, startNode } from './lib/processes.js';
+import { call, dropNamespace, listProduct, serviceEnv } from './lib/service.js';
+
+const SECONDS = Number(process.env['PROFILE_SECONDS'] ?? '10');
+const CONNECTIONS = Number(process.env['PROFILE_CONNECTIONS'] ?? '256');
+const PHASE = process.env['PROFILE_PHASE'] === 'flood' ? 'flood' : 'accept';
+const EXTRA = JSON.parse(process.env['PROFILE_ENV'] ?? '{}') as Record<string, string>;
+const BUYERS = 10_000;
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const MAIN = fileURLToPath(new URL('../src/infrastructure/main.js', import.meta.url));
+const say = (line: string) => process.stderr.write(`[profile] ${line}\n`);
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+const nowMicros = () => Number(process.hrtime.bigint() / 1000n);
+
+const id = randomUUID().replaceAll('-', '').slice(0, 12);
+const db = `seckill_bench_${id}_profile`;
+const namespace = `bench-${id}:`;
+const secret = `profile-${randomUUID()}-${randomUUID()}`;
+const signer = new JwtTokens(secret);
+const tokens = await Promise.all(
+  Array.from({ length: BUYERS }, (_, i) => signer.sign({ userId: `profile-${id}-${i}`, role: 'user' }, 3600)),
+);
+const adminToken = await signer.sign({ userId: 'profile-admin', role: 'admin' }, 3600);
+const profileDir = await mkdtemp(join(tmpdir(), 'seckill-cpu-prof-'));
+const admin = await openAdmin();
+const kafka = await startKafkaMock();
+const env = serviceEnv({
+  secret,
+  mysqlUrl: databaseUrl(db),
+  namespace,
+  brokers: kafka.brokers,
+  extra: EXTRA,
+});
+let service: ReturnType<typeof startNode> | null = null;
+try {
+  say(`migrate: ${(await runNode(MAIN, ['migrate'], env)).trim()}`);
+  const port = await freePort();
+  service = startNode(
+    'seckill all',
+    MAIN,
+    ['all'],
+    { ...env, PORT: String(port) },
+    {
+      graceMs: 60_000,
+      nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${profileDir}`],
+    },
+  );
+  const base = `http://127.0.0.1:${port}`;
+  await answers200(service, `${base}/readyz`);
+  const stock = PHASE === 'flood' ? 100 : 1_000_000;
+  const productId = await listProduct(base, adminToken, `profile ${PHASE}`, stock, 10_000);
+  // warm-up (JIT, pools; for the flood, selling the stock out)
+  await drive({ url: base, connections: 50, tokens, productId, seconds: 2 });
+  const undecided = () => count(admin, `SELECT COUNT(*) FROM \`${db}\`.orders WHERE status = 'RESERVED'`);
+  while ((await undecided()) > 0) await sleep(100);
+  const from = nowMicros();
+  const load = await drive({ url: base, connections: CONNECTIONS, tokens, productId, seconds: SECONDS });
+  const loadEnd = nowMicros();
+  while ((await undecided()) > 0) await sleep(50);
+  const to = nowMicros();
+  const audit = await call(`${base}/api/v1/admin/audit`, adminToken);
+  await service.stop();
+  const file = (await readdir(profileDir)).find((f) => f.endsWith('.cpuprofile'));
+  if (!file) throw new Error(`the service wrote no profile in ${profileDir}:\n${service.output()}`);
+  const profile = await readProfile(join(profileDir, file));
+  const summary = summarize(profile, 30, { fromMicros: from, toMicros: to });
+  const accepted = load.statuses['202'] ?? 0;
+  const result = {
+    phase: PHASE,
+    connections: CONNECTIONS,
+    seconds: load.seconds,
+    rps: load.rps,
+    statuses: load.statuses,
+    p50Ms: load.p50Ms,
+    p99Ms: load.p99Ms,
+    drainMs: Math.round((to - loadEnd) / 1000),
+    auditOk: (audit.body as { ok?: boolean } | null)?.ok === true,
+    sampledCpuMicrosPerAnswer: Math.round((summary.busyMs * 1000) / Math.max(1, load.answered)),
+    sampledCpuMicrosPerAccepted: accepted ? Math.round((summary.busyMs * 1000) / accepted) : null,
+    settings: EXTRA,
+    ...summary,
+  };
+  await mkdir(`${ROOT}bench/results`, { recursive: true });
+  await writeFile(`${ROOT}bench/results/profile-${PHASE}.json`, `${JSON.stringify(result, null, 2)}\n`);
+  const pct = (share: number) => `${(share * 100).toFixed(1).padStart(5)} %`;
+  process.stdout.write(
+    [
+      `${PHASE} @${CONNECTIONS}: ${load.rps} answers/s, ${JSON.stringify(load.statuses)}, p50 ${load.p50Ms} ms, p99 ${load.p99Ms} ms; backlog decided ${result.drainMs} ms after the load; audit ok ${result.auditOk}`,
+      `busy ${summary.busyMs} ms of ${summary.wallMs} ms sampled; ${result.sampledCpuMicrosPerAnswer} µs per answer${accepted ? `, ${result.sampledCpuMicrosPerAccepted} µs per accepted order` : ''}`,
+      '',
+      'self time by where the code lives:',
+      ...summary.buckets.map((b) => `  ${pct(b.share)}  ${b.ms.toFixed(0).padStart(7)} ms  ${b.name}`),
+      '',
+      'busiest functions (self time):',
+      ...summary.functions.map((f) => `  ${pct(f.share)}  ${f.ms.toFixed(0).padStart(7)} ms  ${f.name}`),
+      '',
+    ].join('\n'),
+  );
+} finally {
+  await service?.stop();
+  await kafka.stop();
+  await dropDatabase(admin, db).catch(() => undefined);
+  await admin.end();
+  await dropNamespace(namespace).catch(() => undefined);
+  await rm(profileDir, { recursive: true, force: true });
+}
