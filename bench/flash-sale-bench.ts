@@ -1,13 +1,16 @@
 /**
  * `npm run bench`: the flash sale end to end on the real profile, next to its baselines, in one run on this
- * machine. It starts what it needs (a kcat mock broker, the service as a child process on a fresh database
- * and Redis namespace, two baseline servers), drives each with autocannon, measures MariaDB's hot-row
- * ceiling and the commit consumer with and without merged decrements, checks that nothing was oversold,
- * prints every figure next to its target, writes bench/results/latest.json, the results block of
- * docs/benchmarks.md and docs/benchmarks.svg, and cleans up (children, databases, Redis keys).
+ * machine. It starts what it needs (a kcat mock broker, the service as two child processes on a fresh
+ * database and Redis namespace — `seckill serve` taking the orders and `seckill worker` committing them, as a
+ * sale is deployed — and two baseline servers), drives each with autocannon, bursts payments and
+ * cancellations at the service, measures MariaDB's hot-row ceiling and the commit consumer with and without
+ * merged decrements, checks that nothing was oversold, prints every figure next to its target, writes
+ * bench/results/latest.json, the results block of docs/benchmarks.md and docs/benchmarks.svg, and cleans up
+ * (children, databases, Redis keys).
  *
  * Knobs: BENCH_SECONDS (8, per measured load), BENCH_CONNECTIONS ("50,256"), BENCH_BACKLOG (20000),
- * BENCH_BATCH (500), BENCH_MYSQL_URL (mysql://root@127.0.0.1:3306), SECKILL_REDIS_URL.
+ * BENCH_BATCH (500), BENCH_BURST (500 orders), BENCH_MYSQL_URL (mysql://root@127.0.0.1:3306),
+ * SECKILL_REDIS_URL.
  */
 import { randomUUID } from 'node:crypto';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
@@ -40,8 +43,27 @@ import {
   runNode,
   startNode,
 } from './lib/processes.js';
-import { type Figures, type Latency, type Phase, renderText, targetsOf, updateDoc } from './lib/report.js';
-import { type AuditReport, call, dropNamespace, listProduct, REDIS_URL, serviceEnv } from './lib/service.js';
+import {
+  type Figures,
+  type Latency,
+  type Phase,
+  type Ratios,
+  ratiosOf,
+  renderText,
+  targetsOf,
+  updateDoc,
+} from './lib/report.js';
+import { type BurstResult, payOrCancel, placeOrders } from './lib/burst.js';
+import {
+  type AuditReport,
+  type Batching,
+  batchingOf,
+  call,
+  dropNamespace,
+  listProduct,
+  REDIS_URL,
+  serviceEnv,
+} from './lib/service.js';
 
 const env = (name: string, fallback: string) => process.env[name] ?? fallback;
 const SECONDS = Number(env('BENCH_SECONDS', '8'));
@@ -62,6 +84,8 @@ const CONSUMER: ConsumerOptions = {
   concurrency: 2,
 };
 const DRAIN_TIMEOUT_MS = 150_000;
+/** the pay/cancel burst: this many committed orders, paid or cancelled this many at a time */
+const BURST = { orders: Number(env('BENCH_BURST', '500')), concurrency: 100 } as const;
 const SECRET = `bench-${randomUUID()}-${randomUUID()}`;
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -122,6 +146,15 @@ const sharedProbes: Probe[] = [{ name: 'bench', pid: process.pid }];
 const cpuUse: Record<string, CpuUse> = {};
 const cpuOthers: Record<string, Others> = {};
 
+/** Adds a probe for as long as a process lives (the service's worker); answers the function that removes it. */
+const probeWhileAlive = (probe: Probe): (() => void) => {
+  sharedProbes.push(probe);
+  return () => {
+    const at = sharedProbes.indexOf(probe);
+    if (at >= 0) sharedProbes.splice(at, 1);
+  };
+};
+
 /** Runs `work` and records the cores each process used meanwhile under `key`. */
 const withCpu = async <T>(key: string, targetPid: number | undefined, work: () => Promise<T>): Promise<T> => {
   const probes = [...sharedProbes, { name: 'target', pid: targetPid }];
@@ -141,14 +174,24 @@ type Target = Readonly<{
   pid?: number;
 }>;
 
-/** A warm-up run (not kept), then one measured run per connection count. */
-const measure = async (label: string, target: Target, warmUp = true): Promise<Record<string, LoadResult>> => {
+/**
+ * A warm-up run (not kept), then one measured run per connection count; `around` is told when each
+ * measured run starts and answers what to do once it has ended.
+ */
+const measure = async (
+  label: string,
+  target: Target,
+  warmUp = true,
+  around?: (connections: number) => Promise<(result: LoadResult) => Promise<void>>,
+): Promise<Record<string, LoadResult>> => {
   if (warmUp) await drive({ ...target, connections: CONNECTIONS[0] ?? 50, seconds: WARMUP_SECONDS });
   const results: Record<string, LoadResult> = {};
   for (const connections of CONNECTIONS) {
+    const ended = await around?.(connections);
     const result = await withCpu(`${target.key} @${connections}`, target.pid, () =>
       drive({ ...target, connections, seconds: SECONDS }),
     );
+    await ended?.(result);
     results[connections] = result;
     say(`${label} ${describe(result)}; cores ${JSON.stringify(cpuUse[`${target.key} @${connections}`])}`);
   }
@@ -182,11 +225,15 @@ type RealPhase = Readonly<{
   flood: Record<string, LoadResult>;
   accept: Record<string, LoadResult>;
   accepted: number;
+  /** orders the worker decided while each accept load ran, per second */
+  commitDuringAcceptPerSec: Record<string, number>;
   drained: boolean;
   drainSeconds: number;
   backlogAfterAccept: number;
   serviceCommitPerSec: number;
   serviceLog: LogSummary;
+  batching: Batching;
+  burst: BurstResult;
   oversold: number;
   auditOk: boolean;
   auditViolations: string[];
@@ -209,19 +256,20 @@ const sellOut = async (base: string, productId: number, run: Run) => {
   return result;
 };
 
+const undecidedRows = (run: Run, db: string) =>
+  count(run.admin, `SELECT COUNT(*) FROM \`${db}\`.orders WHERE status = 'RESERVED'`);
+
 /** Waits until MySQL has decided every reservation, then until the audit sees none undecided. */
 const drain = async (base: string, run: Run, db: string) => {
   const from = Date.now();
   const deadline = from + DRAIN_TIMEOUT_MS;
-  const undecidedRows = () =>
-    count(run.admin, `SELECT COUNT(*) FROM \`${db}\`.orders WHERE status = 'RESERVED'`);
-  const backlog = await undecidedRows();
+  const backlog = await undecidedRows(run, db);
   let reserved = backlog;
   while (reserved > 0 && Date.now() < deadline) {
-    await sleep(250);
-    reserved = await undecidedRows();
+    await sleep(100);
+    reserved = await undecidedRows(run, db);
   }
-  // the in-service commit consumer's pace on a backlog of one product (one partition), nothing else running
+  // the worker's commit consumer on the backlog of one product (one partition), nothing else running
   const mysqlSeconds = (Date.now() - from) / 1000;
   let audit: AuditReport;
   for (;;) {
@@ -236,13 +284,52 @@ const drain = async (base: string, run: Run, db: string) => {
   const undecided = audit.products.reduce((n, p) => n + p.undecided, 0);
   return {
     drained: undecided === 0 && reserved === 0,
-    drainSeconds: Math.round((Date.now() - from) / 100) / 10,
+    drainSeconds: Math.round(mysqlSeconds * 10) / 10,
     backlogAfterAccept: backlog,
     serviceCommitPerSec: Math.round((backlog - reserved) / Math.max(0.001, mysqlSeconds)),
     oversold: audit.products.reduce((n, p) => n + Math.max(0, p.sold - p.listed - p.added), 0),
     auditOk: audit.ok,
     auditViolations: audit.violations.slice(0, 10).map((v) => `${v.kind}: ${v.detail}`),
   };
+};
+
+/** Starts `seckill serve` and `seckill worker` on one database and namespace; both answer /readyz. */
+const startService = async (env: NodeJS.ProcessEnv) => {
+  const [apiPort, workerPort] = [await freePort(), await freePort()];
+  const api: Child = startNode('seckill serve', MAIN, ['serve'], { ...env, PORT: String(apiPort) });
+  onCleanup('stop the API', api.stop);
+  const worker: Child = startNode('seckill worker', MAIN, ['worker'], {
+    ...env,
+    SECKILL_WORKER_METRICS_PORT: String(workerPort),
+  });
+  onCleanup('stop the worker', worker.stop);
+  const base = `http://127.0.0.1:${apiPort}`;
+  const workerBase = `http://127.0.0.1:${workerPort}`;
+  await answers200(api, `${base}/readyz`);
+  await answers200(worker, `${workerBase}/readyz`);
+  const stop = async () => {
+    await Promise.all([api.stop(), worker.stop()]);
+  };
+  return { api, worker, base, workerBase, stop };
+};
+
+/** The pay/cancel burst on orders of a product of its own, once MySQL has committed them. */
+const burstPhase = async (base: string, run: Run, db: string): Promise<BurstResult> => {
+  const productId = await listProduct(base, run.adminToken, 'bench burst', BURST.orders, 1);
+  // buyers the accept phase never saw, so each holds exactly one order of this product
+  const signer = new JwtTokens(SECRET);
+  const tokens = await Promise.all(
+    Array.from({ length: BURST.orders }, (_, i) =>
+      signer.sign({ userId: `burst-${run.id}-${i}`, role: 'user' }, 3600),
+    ),
+  );
+  const orders = await placeOrders(base, productId, tokens, 50);
+  while ((await undecidedRows(run, db)) > 0) await sleep(100);
+  const result = await withCpu('pay/cancel burst', undefined, () =>
+    payOrCancel(base, orders, BURST.concurrency),
+  );
+  say(`pay/cancel burst: ${JSON.stringify(result)}; cores ${JSON.stringify(cpuUse['pay/cancel burst'])}`);
+  return result;
 };
 
 const realService = async (run: Run, kafka: KafkaMock): Promise<RealPhase> => {
@@ -257,36 +344,70 @@ const realService = async (run: Run, kafka: KafkaMock): Promise<RealPhase> => {
     brokers: kafka.brokers,
   });
   say(`migrate: ${(await runNode(MAIN, ['migrate'], serviceEnvironment)).trim()}`);
-  const port = await freePort();
-  const child: Child = startNode('seckill all', MAIN, ['all'], { ...serviceEnvironment, PORT: String(port) });
-  onCleanup('stop the service', child.stop);
-  const base = `http://127.0.0.1:${port}`;
-  await answers200(child, `${base}/readyz`);
-  say(`service ready on ${port} (database ${db}, namespace ${namespace}, brokers ${kafka.brokers})`);
+  const service = await startService(serviceEnvironment);
+  const { base } = service;
+  const unprobe = probeWhileAlive({ name: 'worker', pid: service.worker.process.pid });
+  say(`service ready on ${base}, worker ${service.workerBase} (database ${db}, namespace ${namespace})`);
   try {
     const floodId = await listProduct(base, run.adminToken, 'bench flood', FLOOD_STOCK, 1);
     const acceptId = await listProduct(base, run.adminToken, 'bench accept', ACCEPT_STOCK, PER_USER_LIMIT);
     await sellOut(base, floodId, run);
-    const pid = child.process.pid;
+    // the worker has joined its groups and commits: the 100 sold are decided
+    while ((await undecidedRows(run, db)) > 0) await sleep(100);
+    const pid = service.api.process.pid;
     const flood = await measure(
       'flood (sold out)',
       { key: 'flood', url: base, productId: floodId, tokens: run.tokens, pid },
       false,
     );
+    const commitDuringAcceptPerSec: Record<string, number> = {};
     const accept = await measure(
       'accept',
       { key: 'accept', url: base, productId: acceptId, tokens: run.tokens, pid },
       false,
+      async (connections) => {
+        const before = await undecidedRows(run, db);
+        return async (result) => {
+          const grown = (await undecidedRows(run, db)) - before;
+          const decided = (result.statuses['202'] ?? 0) - grown;
+          commitDuringAcceptPerSec[connections] = Math.round(decided / result.seconds);
+          say(`  …the worker decided ${decided.toLocaleString('en')} meanwhile; ${grown} more undecided`);
+        };
+      },
     );
     const accepted = FLOOD_STOCK + Object.values(accept).reduce((n, r) => n + (r.statuses['202'] ?? 0), 0);
     say(`waiting for the pipeline to decide ${accepted.toLocaleString('en')} reservations…`);
     const drained = await drain(base, run, db);
     say(`drained: ${JSON.stringify(drained)}`);
-    say(`service log (warn and above): ${JSON.stringify(child.logs())}`);
-    return { flood, accept, accepted, ...drained, serviceLog: child.logs() };
+    const batching = await batchingOf(base, service.workerBase);
+    say(`batching: ${JSON.stringify(batching)}`);
+    const burst = await burstPhase(base, run, db);
+    const afterBurst = await drain(base, run, db);
+    const serviceLog = mergeLogs(service.api.logs(), service.worker.logs());
+    say(`service log (warn and above): ${JSON.stringify(serviceLog)}`);
+    return {
+      flood,
+      accept,
+      accepted,
+      commitDuringAcceptPerSec,
+      ...drained,
+      oversold: Math.max(drained.oversold, afterBurst.oversold),
+      auditOk: drained.auditOk && afterBurst.auditOk,
+      auditViolations: [...drained.auditViolations, ...afterBurst.auditViolations],
+      serviceLog,
+      batching,
+      burst,
+    };
   } finally {
-    await child.stop();
+    unprobe();
+    await service.stop();
   }
+};
+
+const mergeLogs = (a: LogSummary, b: LogSummary): LogSummary => {
+  const messages: Record<string, number> = { ...a.messages };
+  for (const [msg, n] of Object.entries(b.messages)) messages[msg] = (messages[msg] ?? 0) + n;
+  return { warnings: a.warnings + b.warnings, errors: a.errors + b.errors, messages };
 };
 
 const consumerPhase = async (run: Run) => {
@@ -425,7 +546,7 @@ const main = async (): Promise<Figures> => {
   const bareExpressRps = byConnections(bare, (r) => r.rps);
   const headline = real.flood[HEADLINE]!;
   const finishedAt = new Date().toISOString();
-  const body: Omit<Figures, 'targets'> = {
+  const body: Omit<Figures, 'targets' | keyof Ratios> = {
     startedAt,
     finishedAt,
     runtimeSeconds: Math.round((Date.now() - started) / 1000),
@@ -452,6 +573,9 @@ const main = async (): Promise<Figures> => {
       consumerProducts: CONSUMER.products,
       consumerConcurrency: CONSUMER.concurrency,
       hotRowSeconds: HOT_ROW.seconds,
+      burstOrders: BURST.orders,
+      burstConcurrency: BURST.concurrency,
+      deployment: 'seckill serve + seckill worker (two processes)',
     },
     connections: CONNECTIONS,
     headlineConnections: HEADLINE,
@@ -468,8 +592,11 @@ const main = async (): Promise<Figures> => {
     p50Ms: headline.p50Ms,
     p99Ms: headline.p99Ms,
     latencyMs: byPhase(loads, latencyOf),
+    // the service's worker (committing what the API accepted) counts as the server too
     targetCpuMicrosPerAnswer: byPhase(loads, (r, key) =>
-      Math.round(((cpuUse[key]?.['target'] ?? 0) / Math.max(1, r.rps)) * 1e6),
+      Math.round(
+        (((cpuUse[key]?.['target'] ?? 0) + (cpuUse[key]?.['worker'] ?? 0)) / Math.max(1, r.rps)) * 1e6,
+      ),
     ),
     jwtVerifyMicros: jwt.jwtVerifyMicros,
     jwtRepeatVerifyMicros: jwt.jwtRepeatVerifyMicros,
@@ -497,6 +624,9 @@ const main = async (): Promise<Figures> => {
     },
     backlogAfterAccept: real.backlogAfterAccept,
     serviceCommitPerSec: real.serviceCommitPerSec,
+    commitDuringAcceptPerSec: real.commitDuringAcceptPerSec,
+    batching: real.batching,
+    burst: real.burst,
     serviceLog: real.serviceLog,
     accepted: real.accepted,
     drained: real.drained,
@@ -507,7 +637,8 @@ const main = async (): Promise<Figures> => {
     cpuCores: cpuUse,
     cpuOthers,
   };
-  return { ...body, targets: targetsOf(body) };
+  const figures = { ...body, ...ratiosOf(body) };
+  return { ...figures, targets: targetsOf(figures) };
 };
 
 const publish = async (figures: Figures) => {

@@ -6,11 +6,11 @@
  * layer of the service, and the busiest functions, for the samples taken from the start of the load until
  * the backlog was decided. Prints a table and writes bench/results/profile-accept.json.
  *
- * Knobs: PROFILE_SECONDS, PROFILE_CONNECTIONS, PROFILE_PHASE (accept | flood), BENCH_MYSQL_URL,
- * SECKILL_REDIS_URL. Extra SECKILL_* settings for the service: PROFILE_ENV='{"SECKILL_GROUP_COMMIT_MS":"2"}'.
+ * Knobs: PROFILE_SECONDS, PROFILE_CONNECTIONS, PROFILE_PHASE (accept | flood), PROFILE_KEEP (a path to copy
+ * the raw .cpuprofile to, for Chrome DevTools), BENCH_MYSQL_URL, SECKILL_REDIS_URL. Extra SECKILL_* settings for the service: PROFILE_ENV='{"SECKILL_GROUP_COMMIT_MS":"2"}'.
  */
 import { randomUUID } from 'node:crypto';
-import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -20,7 +20,7 @@ import { drive } from './lib/cannon.js';
 import { readProfile, summarize } from './lib/cpu-profile.js';
 import { count, databaseUrl, dropDatabase, openAdmin } from './lib/mysql.js';
 import { answers200, freePort, runNode, startNode } from './lib/processes.js';
-import { call, dropNamespace, listProduct, serviceEnv } from './lib/service.js';
+import { batchingOf, call, dropNamespace, listProduct, serviceEnv } from './lib/service.js';
 
 const SECONDS = Number(process.env['PROFILE_SECONDS'] ?? '10');
 const CONNECTIONS = Number(process.env['PROFILE_CONNECTIONS'] ?? '256');
@@ -77,13 +77,17 @@ try {
   const from = nowMicros();
   const load = await drive({ url: base, connections: CONNECTIONS, tokens, productId, seconds: SECONDS });
   const loadEnd = nowMicros();
+  const backlogAtLoadEnd = await undecided();
   while ((await undecided()) > 0) await sleep(50);
   const to = nowMicros();
   const audit = await call(`${base}/api/v1/admin/audit`, adminToken);
+  const batching = await batchingOf(base);
   await service.stop();
   const file = (await readdir(profileDir)).find((f) => f.endsWith('.cpuprofile'));
   if (!file) throw new Error(`the service wrote no profile in ${profileDir}:\n${service.output()}`);
   const profile = await readProfile(join(profileDir, file));
+  const keep = process.env['PROFILE_KEEP'];
+  if (keep) await copyFile(join(profileDir, file), keep);
   const summary = summarize(profile, 30, { fromMicros: from, toMicros: to });
   const accepted = load.statuses['202'] ?? 0;
   const result = {
@@ -94,10 +98,12 @@ try {
     statuses: load.statuses,
     p50Ms: load.p50Ms,
     p99Ms: load.p99Ms,
+    backlogAtLoadEnd,
     drainMs: Math.round((to - loadEnd) / 1000),
     auditOk: (audit.body as { ok?: boolean } | null)?.ok === true,
     sampledCpuMicrosPerAnswer: Math.round((summary.busyMs * 1000) / Math.max(1, load.answered)),
     sampledCpuMicrosPerAccepted: accepted ? Math.round((summary.busyMs * 1000) / accepted) : null,
+    batching,
     settings: EXTRA,
     ...summary,
   };
@@ -106,7 +112,8 @@ try {
   const pct = (share: number) => `${(share * 100).toFixed(1).padStart(5)} %`;
   process.stdout.write(
     [
-      `${PHASE} @${CONNECTIONS}: ${load.rps} answers/s, ${JSON.stringify(load.statuses)}, p50 ${load.p50Ms} ms, p99 ${load.p99Ms} ms; backlog decided ${result.drainMs} ms after the load; audit ok ${result.auditOk}`,
+      `${PHASE} @${CONNECTIONS}: ${load.rps} answers/s, ${JSON.stringify(load.statuses)}, p50 ${load.p50Ms} ms, p99 ${load.p99Ms} ms; ${backlogAtLoadEnd} undecided when the load ended, decided ${result.drainMs} ms later; audit ok ${result.auditOk}`,
+      `batching (whole run, warm-up included): ${JSON.stringify(batching)}`,
       `busy ${summary.busyMs} ms of ${summary.wallMs} ms sampled; ${result.sampledCpuMicrosPerAnswer} µs per answer${accepted ? `, ${result.sampledCpuMicrosPerAccepted} µs per accepted order` : ''}`,
       '',
       'self time by where the code lives:',

@@ -213,7 +213,7 @@ export const consumerRun = async (
     const clock = new SystemClock();
     const logger = stderrLogger();
     const outbox = new MySqlOutbox(standaloneSession(orm, TRANSACTION_TIMEOUT_MS));
-    const publisher = { publish: () => Promise.resolve() };
+    const publisher = { publish: () => Promise.resolve(), publishMany: () => Promise.resolve() };
     const dispatcher = new OutboxDispatcher(outbox, publisher, clock, logger, quietMetrics);
     const commit = new CommitReservations({
       unitOfWork: new MySqlUnitOfWork(orm, TRANSACTION_TIMEOUT_MS),

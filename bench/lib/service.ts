@@ -99,3 +99,37 @@ export type AuditReport = {
   products: Array<{ listed: number; added: number; sold: number; undecided: number }>;
   violations: Array<{ kind: string; detail: string }>;
 };
+
+/** One sample of a Prometheus text exposition: the sum over every series of `name` whose labels include `match`. */
+export const metricSum = (text: string, name: string, match = ''): number =>
+  text
+    .split('\n')
+    .filter((line) => line.startsWith(`${name}{`) || line.startsWith(`${name} `))
+    .filter((line) => line.includes(match))
+    .reduce((sum, line) => sum + Number(line.slice(line.lastIndexOf(' ') + 1)), 0);
+
+export type Batching = Readonly<{
+  /** reservations per group-commit transaction */
+  reservationsPerTransaction: number;
+  /** messages per batch the commit consumer handled (and merged) */
+  messagesPerConsumerBatch: number;
+  reservationTransactions: number;
+  consumerBatches: number;
+}>;
+
+/** How much the running service batched, from the /metrics counters of its API and its worker. */
+export const batchingOf = async (apiBase: string, workerBase = apiBase): Promise<Batching> => {
+  const api = await (await fetch(`${apiBase}/metrics`)).text();
+  const worker = workerBase === apiBase ? api : await (await fetch(`${workerBase}/metrics`)).text();
+  const reservations = metricSum(api, 'seckill_reservations_recorded_total');
+  const transactions = metricSum(api, 'seckill_reservation_batches_total');
+  const messages = metricSum(worker, 'seckill_consumer_messages_total', 'group="seckill-commit"');
+  const batches = metricSum(worker, 'seckill_consumer_batches_total', 'group="seckill-commit"');
+  const ratio = (a: number, b: number) => Math.round((a / Math.max(1, b)) * 10) / 10;
+  return {
+    reservationsPerTransaction: ratio(reservations, transactions),
+    messagesPerConsumerBatch: ratio(messages, batches),
+    reservationTransactions: transactions,
+    consumerBatches: batches,
+  };
+};

@@ -1,6 +1,7 @@
 export * from './ports/index.js';
 export * from './messages.js';
 export * from './order-stream.js';
+export * from './group-commit.js';
 export * from './outbox-dispatcher.js';
 export * from './product-catalog.js';
 export * from './use-cases/place-order.use-case.js';

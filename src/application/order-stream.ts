@@ -83,13 +83,12 @@ export const recordManyOrderEvents = async (
       ? [{ streamId: orderStreamId(first.data.orderId), events, expectedVersion: loaded.version, metadata }]
       : [];
   });
-  await stores.events.appendMany(appends);
   const views = decisions.flatMap(({ loaded, events }) => {
     if (events.length === 0) return [];
     const view = toView(events.reduce(evolve, loaded.state), now);
     return view ? [view] : [];
   });
-  await stores.orders.upsertMany(views);
+  await Promise.all([stores.events.appendMany(appends), stores.orders.upsertMany(views)]);
 };
 
 /** load → decide → append → read model, in the caller's transaction. */

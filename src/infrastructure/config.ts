@@ -17,6 +17,7 @@ const EnvSchema = z.object({
   SECKILL_MYSQL_ACQUIRE_TIMEOUT_MS: intFrom(2_000, 100),
   SECKILL_MYSQL_TIMEOUT_MS: intFrom(3_000, 100),
   SECKILL_REDIS_TIMEOUT_MS: intFrom(1_000, 50),
+  SECKILL_REDIS_AUTO_PIPELINE: z.enum(['true', 'false']).default('true'),
   SECKILL_SCHEDULER_REDIS_URL: z.string().optional(),
   SECKILL_SCHEDULER_LOCK_LIFETIME_MS: intFrom(5 * 60_000, 1_000),
   SECKILL_REDIS_NAMESPACE: z
@@ -50,6 +51,12 @@ const EnvSchema = z.object({
   SECKILL_RECONCILE_SETTLE_MS: intFrom(2_000),
   SECKILL_AUDIT_STALE_MS: intFrom(5 * 60_000, 1),
   SECKILL_MERGE_DECREMENTS: z.enum(['true', 'false']).default('true'),
+  SECKILL_GROUP_COMMIT_MAX: intFrom(200, 1),
+  SECKILL_GROUP_COMMIT_WAIT_MS: intFrom(2),
+  SECKILL_GROUP_COMMIT_CONCURRENCY: intFrom(2, 1),
+  SECKILL_PUBLISH_BATCH: intFrom(1_000, 1),
+  SECKILL_PUBLISH_CONCURRENCY: intFrom(1, 1),
+  SECKILL_PUBLISH_LINGER_MS: intFrom(5),
   SECKILL_CONSUMER_BATCH: intFrom(200, 1),
   /** a worker without the API serves /metrics, /healthz and /readyz here (unset: none) */
   SECKILL_WORKER_METRICS_PORT: z.coerce.number().int().min(0).max(65535).optional(),
@@ -73,6 +80,8 @@ export type Config = Readonly<{
     operationTimeoutMs: number;
   }>;
   redisTimeoutMs: number;
+  /** ioredis auto-pipelining on the command connection */
+  redisAutoPipelining: boolean;
   /** agenda's Redis: a single node (its locking needs every key on one server) */
   schedulerRedisUrl: string;
   /** a job run may hold its lock this long before another worker may take it over */
@@ -112,6 +121,10 @@ export type Config = Readonly<{
   reconcileSettleMs: number;
   auditStaleMs: number;
   mergeDecrements: boolean;
+  /** reservations that pass the gate together are written in one transaction */
+  groupCommit: Readonly<{ maxBatch: number; maxWaitMs: number; maxConcurrent: number }>;
+  /** committed outbox rows go to the broker in batches: one producer request per batch */
+  publish: Readonly<{ maxBatch: number; maxInFlight: number; lingerMs: number }>;
   consumerBatchSize: number;
   workerMetricsPort: number | null;
 }>;
@@ -152,6 +165,7 @@ export const loadConfig = (env: NodeJS.ProcessEnv = process.env): Config => {
       operationTimeoutMs: e.SECKILL_MYSQL_TIMEOUT_MS,
     },
     redisTimeoutMs: e.SECKILL_REDIS_TIMEOUT_MS,
+    redisAutoPipelining: e.SECKILL_REDIS_AUTO_PIPELINE === 'true',
     redisNamespace: e.SECKILL_REDIS_NAMESPACE,
     schedulerRedisUrl: e.SECKILL_SCHEDULER_REDIS_URL ?? e.SECKILL_REDIS_URL,
     schedulerLockLifetimeMs: e.SECKILL_SCHEDULER_LOCK_LIFETIME_MS,
@@ -188,6 +202,16 @@ export const loadConfig = (env: NodeJS.ProcessEnv = process.env): Config => {
     reconcileSettleMs: e.SECKILL_RECONCILE_SETTLE_MS,
     auditStaleMs: e.SECKILL_AUDIT_STALE_MS,
     mergeDecrements: e.SECKILL_MERGE_DECREMENTS === 'true',
+    groupCommit: {
+      maxBatch: e.SECKILL_GROUP_COMMIT_MAX,
+      maxWaitMs: e.SECKILL_GROUP_COMMIT_WAIT_MS,
+      maxConcurrent: e.SECKILL_GROUP_COMMIT_CONCURRENCY,
+    },
+    publish: {
+      maxBatch: e.SECKILL_PUBLISH_BATCH,
+      maxInFlight: e.SECKILL_PUBLISH_CONCURRENCY,
+      lingerMs: e.SECKILL_PUBLISH_LINGER_MS,
+    },
     consumerBatchSize: e.SECKILL_CONSUMER_BATCH,
     workerMetricsPort: e.SECKILL_WORKER_METRICS_PORT ?? null,
   };

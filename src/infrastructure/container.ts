@@ -206,7 +206,15 @@ const bindUseCases = (container: Container, config: Config): void => {
   singleton(
     container,
     TYPES.Dispatcher,
-    (get) => new OutboxDispatcher(get(OUTBOX), get(MESSAGE_PUBLISHER), get(CLOCK), get(LOGGER), get(METRICS)),
+    (get) =>
+      new OutboxDispatcher(
+        get(OUTBOX),
+        get(MESSAGE_PUBLISHER),
+        get(CLOCK),
+        get(LOGGER),
+        get(METRICS),
+        config.publish,
+      ),
   );
   singleton(
     container,
@@ -225,6 +233,7 @@ const bindUseCases = (container: Container, config: Config): void => {
         logger: get(LOGGER),
         metrics: get(METRICS),
         lockLeaseMs: config.lockLeaseMs,
+        groupCommit: config.groupCommit,
       }),
   );
   singleton(

@@ -4,6 +4,12 @@ import type { CounterName, GaugeName, Metrics } from '../application/index.js';
 const HELP: Record<CounterName, string> = {
   order_answers: 'Answers to order placements, by code',
   gate_restore_failures: 'Gate restores that failed after a failed reservation transaction',
+  reservations_recorded: 'Reservations written to MySQL (event, order row, outbox row)',
+  reservation_batches:
+    'Group-commit transactions that wrote reservations (reservations_recorded / this = the mean batch)',
+  consumer_batches: 'Batches a consumer group handled (each one transaction per product)',
+  consumer_messages:
+    'Messages a consumer group handled (consumer_messages / consumer_batches = the mean batch it merged)',
   orders_committed: 'Orders whose stock MySQL committed',
   orders_released: 'Reservations released, by reason',
   outbox_published: 'Outbox rows published, by topic',
@@ -15,6 +21,10 @@ const HELP: Record<CounterName, string> = {
 const LABELS: Record<CounterName, string[]> = {
   order_answers: ['code'],
   gate_restore_failures: [],
+  reservations_recorded: [],
+  reservation_batches: [],
+  consumer_batches: ['group'],
+  consumer_messages: ['group'],
   orders_committed: [],
   orders_released: ['reason'],
   outbox_published: ['topic'],

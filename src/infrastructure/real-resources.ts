@@ -42,7 +42,11 @@ const createTopics = async (kafka: Kafka, config: Config, logger: AppLogger): Pr
 };
 
 export const openRealResources = async (config: Config, logger: AppLogger): Promise<RealResources> => {
-  const redis = connectRedis({ url: config.redisUrl, commandTimeoutMs: config.redisTimeoutMs });
+  const redis = connectRedis({
+    url: config.redisUrl,
+    commandTimeoutMs: config.redisTimeoutMs,
+    autoPipelining: config.redisAutoPipelining,
+  });
   const redisSubscriber = connectRedis({ url: config.redisUrl, subscriber: true });
   const orm = await openMySql({ url: config.mysqlUrl, ...config.mysql });
   const kafka = createKafka(

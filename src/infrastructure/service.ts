@@ -12,6 +12,7 @@ import {
   type CompensateReservation,
   type HealthCheck,
   type IdGenerator,
+  type InboundMessage,
   type ManageProducts,
   type MessageSubscriber,
   MESSAGE_SUBSCRIBER,
@@ -262,12 +263,22 @@ export class SeckillService {
     const subscriber = this.get<MessageSubscriber>(MESSAGE_SUBSCRIBER);
     const commit = this.get<CommitReservations>(TYPES.CommitReservations);
     const compensate = this.get<CompensateReservation>(TYPES.CompensateReservation);
+    const metrics = this.get<PrometheusMetrics>(TYPES.PrometheusMetrics);
+    const counted =
+      (group: string, handle: (messages: readonly InboundMessage[]) => Promise<void>) =>
+      async (messages: readonly InboundMessage[]) => {
+        await handle(messages);
+        metrics.count('consumer_batches', { group });
+        metrics.count('consumer_messages', { group }, messages.length);
+      };
     await Promise.all([
-      subscriber.subscribe({ topic: Topics.ORDERS_RESERVED, groupId: ConsumerGroups.COMMIT }, (m) =>
-        commit.handle(m),
+      subscriber.subscribe(
+        { topic: Topics.ORDERS_RESERVED, groupId: ConsumerGroups.COMMIT },
+        counted(ConsumerGroups.COMMIT, (m) => commit.handle(m)),
       ),
-      subscriber.subscribe({ topic: Topics.STOCK_COMPENSATION, groupId: ConsumerGroups.COMPENSATION }, (m) =>
-        compensate.handle(m),
+      subscriber.subscribe(
+        { topic: Topics.STOCK_COMPENSATION, groupId: ConsumerGroups.COMPENSATION },
+        counted(ConsumerGroups.COMPENSATION, (m) => compensate.handle(m)),
       ),
     ]);
     this.subscriber = subscriber;

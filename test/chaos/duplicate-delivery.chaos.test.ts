@@ -12,6 +12,10 @@ const twice = (inner: MessagePublisher): MessagePublisher => ({
     await inner.publish(message);
     await inner.publish(message);
   },
+  publishMany: async (messages) => {
+    await inner.publishMany(messages);
+    await inner.publishMany(messages);
+  },
 });
 
 describe('drill: every message delivered twice', () => {

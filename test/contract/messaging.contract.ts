@@ -96,6 +96,28 @@ export const messagingContract = (
       expect(deliveredBeforeReturn).toEqual([false]);
     });
 
+    it("delivers many messages published in one call, each once, in order per key, a key's batch together", async () => {
+      const [topic, other] = [await newTopic(), await newTopic()];
+      const batches: Array<{ topic: string; payloads: string[] }> = [];
+      const record: (topic: string) => Handler = (t) => (messages) => {
+        batches.push({ topic: t, payloads: messages.map((m) => m.payload) });
+        return Promise.resolve();
+      };
+      await broker().subscriber.subscribe({ topic, groupId: uniqueName('group') }, record(topic));
+      await broker().subscriber.subscribe({ topic: other, groupId: uniqueName('group') }, record(other));
+      const sent = [
+        ...Array.from({ length: 40 }, (_, i) => message(topic, `one-key-${i}`, 'product-1')),
+        message(other, 'elsewhere', 'product-2'),
+      ];
+      await broker().publisher.publishMany(sent);
+      await broker().drained();
+      // what is published together for one key is fetched together: a consumer can merge it
+      expect(batches.filter((b) => b.topic === topic)).toEqual([
+        { topic, payloads: sent.slice(0, 40).map((m) => m.payload) },
+      ]);
+      expect(batches.filter((b) => b.topic === other)).toEqual([{ topic: other, payloads: ['elsewhere'] }]);
+    });
+
     it('delivers the messages of one key in publish order', async () => {
       const topic = await newTopic();
       const { handler, payloads } = recorder();

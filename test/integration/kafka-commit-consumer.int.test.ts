@@ -93,6 +93,7 @@ describe('the commit consumer on Kafka while MariaDB goes away', () => {
       logger: silentLogger,
       metrics: noMetrics,
       lockLeaseMs: 5_000,
+      groupCommit: { maxBatch: 100, maxWaitMs: 1, maxConcurrent: 2 },
     });
 
     // the consumer reaches MariaDB through the proxy only

@@ -91,6 +91,7 @@ describe('MariaDB that stops answering or goes down', () => {
       logger: silentLogger,
       metrics: noMetrics,
       lockLeaseMs: 5_000,
+      groupCommit: { maxBatch: 100, maxWaitMs: 1, maxConcurrent: 2 },
     });
   };
 

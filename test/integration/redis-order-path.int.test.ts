@@ -69,6 +69,7 @@ describe('the order path on Redis: the sold-out flag keeps the flood away from R
       logger: silentLogger,
       metrics: noMetrics,
       lockLeaseMs: 5_000,
+      groupCommit: { maxBatch: 100, maxWaitMs: 1, maxConcurrent: 2 },
     });
     const product = await inventory.create({
       name: 'Limited sneakers',

@@ -184,9 +184,13 @@ export class SwitchablePublisher implements MessagePublisher {
   constructor(private readonly inner: MessagePublisher) {}
 
   publish(message: OutboundMessage): Promise<void> {
+    return this.publishMany([message]);
+  }
+
+  publishMany(messages: readonly OutboundMessage[]): Promise<void> {
     noteCall('publisher.publish');
     this.attempts += 1;
     if (this.failing) return Promise.reject(new Error('broker not available'));
-    return this.inner.publish(message);
+    return this.inner.publishMany(messages);
   }
 }

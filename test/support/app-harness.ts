@@ -3,6 +3,7 @@ import {
   CommitReservations,
   CompensateReservation,
   ConsumerGroups,
+  type GroupCommitOptions,
   type ListProductInput,
   ManageProducts,
   type OrderView,
@@ -55,6 +56,7 @@ export type HarnessOptions = Readonly<{
   catalogTtlMs?: number;
   auditStaleMs?: number;
   relay?: Partial<RelayOptions>;
+  groupCommit?: Partial<GroupCommitOptions>;
   start?: string;
 }>;
 
@@ -112,6 +114,7 @@ export const buildApp = (options: HarnessOptions = {}) => {
     logger,
     metrics,
     lockLeaseMs: 5_000,
+    groupCommit: { maxBatch: 50, maxWaitMs: 1, maxConcurrent: 2, ...options.groupCommit },
   });
   const commit = new CommitReservations({
     unitOfWork,

@@ -1,4 +1,4 @@
-import { type Kafka, Partitioners, type Producer } from 'kafkajs';
+import { type Kafka, type Message, Partitioners, type Producer } from 'kafkajs';
 import {
   InfrastructureUnavailable,
   type MessagePublisher,
@@ -29,19 +29,32 @@ export class KafkaMessagePublisher implements MessagePublisher {
     });
   }
 
-  async publish(message: OutboundMessage): Promise<void> {
+  publish(message: OutboundMessage): Promise<void> {
+    return this.publishMany([message]);
+  }
+
+  /** One produce request per broker for the whole batch, every topic in it. */
+  async publishMany(messages: readonly OutboundMessage[]): Promise<void> {
+    if (messages.length === 0) return;
+    const byTopic = new Map<string, Message[]>();
+    for (const m of messages) {
+      const list = byTopic.get(m.topic) ?? [];
+      byTopic.set(m.topic, list);
+      list.push({ key: m.key, value: m.payload, headers: { ...m.headers } });
+    }
     try {
       await this.connect();
-      await this.producer.send({
-        topic: message.topic,
+      await this.producer.sendBatch({
         acks: -1,
         timeout: this.sendTimeoutMs,
-        messages: [{ key: message.key, value: message.payload, headers: { ...message.headers } }],
+        topicMessages: [...byTopic].map(([topic, list]) => ({ topic, messages: list })),
       });
     } catch (error) {
-      throw new InfrastructureUnavailable('kafka', `publish to ${message.topic}: ${String(error)}`, {
-        cause: error,
-      });
+      throw new InfrastructureUnavailable(
+        'kafka',
+        `publish to ${[...byTopic.keys()].join(', ')}: ${String(error)}`,
+        { cause: error },
+      );
     }
   }
 

@@ -40,10 +40,18 @@ export class MemoryMessageBus implements MessagePublisher, MessageSubscriber, Co
   ) {}
 
   publish(message: OutboundMessage): Promise<void> {
-    const log = this.logs.get(message.topic) ?? [];
-    this.logs.set(message.topic, log);
-    log.push({ ...message, headers: { ...message.headers }, partition: 0, offset: String(log.length) });
-    for (const group of this.groups.values()) if (group.topic === message.topic) this.schedule(group);
+    return this.publishMany([message]);
+  }
+
+  publishMany(messages: readonly OutboundMessage[]): Promise<void> {
+    const topics = new Set<string>();
+    for (const message of messages) {
+      const log = this.logs.get(message.topic) ?? [];
+      this.logs.set(message.topic, log);
+      log.push({ ...message, headers: { ...message.headers }, partition: 0, offset: String(log.length) });
+      topics.add(message.topic);
+    }
+    for (const group of this.groups.values()) if (topics.has(group.topic)) this.schedule(group);
     return Promise.resolve();
   }
 

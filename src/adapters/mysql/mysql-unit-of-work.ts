@@ -1,4 +1,4 @@
-import type { MikroORM } from '@mikro-orm/mysql';
+import type { Knex, MikroORM } from '@mikro-orm/mysql';
 import type { TransactionalStores, UnitOfWork } from '../../application/index.js';
 import { isDeadlock, translate } from './mysql-errors.js';
 import { MySqlEventStore } from './mysql-event-store.js';
@@ -8,8 +8,8 @@ import { MySqlOutbox } from './mysql-outbox.js';
 import { transactionSession, withDeadline } from './mysql-session.js';
 import { type DriverConnection, statementsOn } from './mysql-sql.js';
 
-/** The knex transaction MikroORM opens: its client hands out the transaction's own driver connection. */
-type KnexTransaction = Readonly<{ client: { acquireConnection(): Promise<DriverConnection> } }>;
+/** The client of the knex transaction MikroORM opens: it hands out the transaction's own driver connection. */
+type TransactionClient = Readonly<{ acquireConnection(): Promise<DriverConnection> }>;
 
 /**
  * One transaction per call on a forked EntityManager: events, read model, outbox and stock commit together
@@ -48,12 +48,12 @@ export class MySqlUnitOfWork implements UnitOfWork {
   private async once<T>(work: (stores: TransactionalStores) => Promise<T>, expiresAt: number): Promise<T> {
     const em = this.orm.em.fork();
     // begin/commit rather than em.transactional: the latter opens an AsyncLocalStorage context, which puts
-    // a hook on every promise of the process from then on
+    // a hook on every promise and timer of the process from then on
     await em.begin();
     try {
-      const transaction = em.getTransactionContext<KnexTransaction>();
+      const transaction = em.getTransactionContext<Knex.Transaction>();
       if (!transaction) throw new Error('MikroORM opened no transaction');
-      const connection = await transaction.client.acquireConnection();
+      const connection = await (transaction.client as TransactionClient).acquireConnection();
       const session = transactionSession({ em, sql: statementsOn(connection) }, expiresAt, this.timeoutMs);
       const result = await work({
         events: new MySqlEventStore(session, this.now),
@@ -63,7 +63,9 @@ export class MySqlUnitOfWork implements UnitOfWork {
       });
       // never commit after the deadline: the caller has been told the transaction failed
       await session.run('commit', () => Promise.resolve());
-      await em.commit();
+      // the connection's commit, not em.commit(): that one flushes first, and a flush opens an
+      // AsyncLocalStorage context (the stores write with plain statements; there is nothing to flush)
+      await em.getConnection('write').commit(transaction);
       return result;
     } catch (error) {
       if (em.getTransactionContext()) await em.rollback().catch(() => undefined);

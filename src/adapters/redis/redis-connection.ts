@@ -13,10 +13,20 @@ export type RedisConnectionOptions = Readonly<{
    * send, and has no command timeout (a subscription waits for messages as long as it lives).
    */
   subscriber?: boolean;
+  /**
+   * ioredis auto-pipelining: the commands issued in one turn of the event loop (by concurrent requests)
+   * leave in one write, and their answers come back in one read.
+   */
+  autoPipelining?: boolean;
 }>;
 
-const clientOptions = (commandTimeoutMs: number, subscriber: boolean): RedisOptions => ({
+const clientOptions = (
+  commandTimeoutMs: number,
+  subscriber: boolean,
+  autoPipelining: boolean,
+): RedisOptions => ({
   ...(subscriber ? { enableReadyCheck: false } : { commandTimeout: commandTimeoutMs }),
+  enableAutoPipelining: autoPipelining && !subscriber,
   maxRetriesPerRequest: 1,
   connectTimeout: 2_000,
   // keep reconnecting in the background; requests meanwhile fail fast through the command timeout
@@ -29,13 +39,22 @@ export const connectRedis = (options: RedisConnectionOptions): RedisClient => {
     .split(',')
     .map((u) => u.trim())
     .filter(Boolean);
-  const redisOptions = clientOptions(options.commandTimeoutMs ?? 1_000, options.subscriber ?? false);
+  const redisOptions = clientOptions(
+    options.commandTimeoutMs ?? 1_000,
+    options.subscriber ?? false,
+    options.autoPipelining ?? false,
+  );
   if (urls.length <= 1) return new Redis(urls[0] ?? 'redis://127.0.0.1:6379', redisOptions);
   const nodes = urls.map((u) => {
     const parsed = new URL(u);
     return { host: parsed.hostname, port: Number(parsed.port || 6379) };
   });
-  return new Cluster(nodes, { redisOptions, scaleReads: 'master', enableReadyCheck: true });
+  return new Cluster(nodes, {
+    redisOptions,
+    scaleReads: 'master',
+    enableReadyCheck: true,
+    enableAutoPipelining: redisOptions.enableAutoPipelining ?? false,
+  });
 };
 
 /** Turns any Redis failure into the port's unavailable error. */

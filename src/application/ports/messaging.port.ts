@@ -18,6 +18,12 @@ export type InboundMessage = OutboundMessage & Readonly<{ partition: number; off
 /** Resolves once the broker has the message (acks from all in-sync replicas on Kafka). */
 export interface MessagePublisher {
   publish(message: OutboundMessage): Promise<void>;
+  /**
+   * Many messages in one request to the broker (on Kafka, one record batch per partition, so a consumer
+   * fetches them together). Resolves once the broker has every one of them; on a failure some may have
+   * been taken, and sending them again is safe (consumers are idempotent).
+   */
+  publishMany(messages: readonly OutboundMessage[]): Promise<void>;
 }
 export const MESSAGE_PUBLISHER = Symbol.for('seckill.MessagePublisher');
 

@@ -21,6 +21,10 @@ export const LOGGER = Symbol.for('seckill.Logger');
 export type CounterName =
   | 'order_answers'
   | 'gate_restore_failures'
+  | 'reservations_recorded'
+  | 'reservation_batches'
+  | 'consumer_batches'
+  | 'consumer_messages'
   | 'orders_committed'
   | 'orders_released'
   | 'outbox_published'

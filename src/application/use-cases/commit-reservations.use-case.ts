@@ -56,16 +56,18 @@ export class CommitReservations {
 
   private async commitProduct(productId: number, orders: readonly ReservedPayload[]): Promise<void> {
     const now = this.deps.clock.now();
-    const compensations = await this.deps.unitOfWork.run(async (stores) => {
-      const product = await stores.inventory.get(productId);
-      const candidates = await this.undecided(stores, orders);
-      const held = product
-        ? await stores.orders.unitsHeldByUsers(
-            candidates.map((c) => c.order.userId),
-            productId,
-            ['COMMITTED', 'PAID'],
-          )
-        : new Map<string, number>();
+    const outcome = await this.deps.unitOfWork.run(async (stores) => {
+      // the three reads at once: they queue on the transaction's connection without a turn of the event
+      // loop between them
+      const [product, candidates, held] = await Promise.all([
+        stores.inventory.get(productId),
+        this.undecided(stores, orders),
+        stores.orders.unitsHeldByUsers(
+          orders.map((o) => o.userId),
+          productId,
+          ['COMMITTED', 'PAID'],
+        ),
+      ]);
       const releases: Array<Candidate & { reason: ReleaseReason }> = [];
       const withinLimit: Candidate[] = [];
       for (const candidate of candidates) {
@@ -83,26 +85,35 @@ export class CommitReservations {
       withinLimit.forEach((c, i) => {
         if (!taken[i]) releases.push({ ...c, reason: 'SOLD_OUT' });
       });
-      await recordManyOrderEvents(
-        stores,
-        [
-          ...commits.map((c) => this.decision(c, { type: 'CommitStock', orderId: c.order.orderId, now })),
-          ...releases.map((r) =>
-            this.decision(r, { type: 'ReleaseReservation', orderId: r.order.orderId, reason: r.reason, now }),
-          ),
-        ],
-        now,
-      );
       const messages: NewOutboxMessage[] = releases.map((r) =>
         compensationMessage({ orderId: r.order.orderId, productId, reason: r.reason }, r.order.orderId),
       );
-      await stores.outbox.addMany(messages, now);
-      await stores.outbox.markConsumedMany([...new Set(orders.map((o) => o.messageId))], now);
-      this.deps.metrics.count('orders_committed', {}, commits.length);
-      for (const r of releases) this.deps.metrics.count('orders_released', { reason: r.reason });
-      return messages;
+      // the writes at once, likewise
+      await Promise.all([
+        recordManyOrderEvents(
+          stores,
+          [
+            ...commits.map((c) => this.decision(c, { type: 'CommitStock', orderId: c.order.orderId, now })),
+            ...releases.map((r) =>
+              this.decision(r, {
+                type: 'ReleaseReservation',
+                orderId: r.order.orderId,
+                reason: r.reason,
+                now,
+              }),
+            ),
+          ],
+          now,
+        ),
+        stores.outbox.addMany(messages, now),
+        stores.outbox.markConsumedMany([...new Set(orders.map((o) => o.messageId))], now),
+      ]);
+      return { messages, committed: commits.length, released: releases.map((r) => r.reason) };
     });
-    this.deps.dispatcher.dispatchSoon(compensations);
+    // counted once committed (a transaction that runs again must not count twice)
+    this.deps.metrics.count('orders_committed', {}, outcome.committed);
+    for (const reason of outcome.released) this.deps.metrics.count('orders_released', { reason });
+    this.deps.dispatcher.dispatchSoon(outcome.messages);
   }
 
   /** Skips orders already decided (a redelivery) and keeps the first copy of a duplicate in the batch. */

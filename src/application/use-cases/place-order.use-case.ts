@@ -1,4 +1,13 @@
-import { assertOrderQuantity, orderStreamId, purchaseRejection } from '../../domain/index.js';
+import {
+  assertOrderQuantity,
+  decide,
+  evolve,
+  initialOrderState,
+  type OrderEvent,
+  orderStreamId,
+  purchaseRejection,
+} from '../../domain/index.js';
+import { GroupCommit, type GroupCommitOptions } from '../group-commit.js';
 import { reservedMessage } from '../messages.js';
 import type { OutboxDispatcher } from '../outbox-dispatcher.js';
 import { toView } from '../order-stream.js';
@@ -8,12 +17,16 @@ import {
   type DuplicateRequestLock,
   type IdGenerator,
   InfrastructureUnavailable,
+  type LockHandle,
   type Logger,
   type Metrics,
+  type NewOutboxMessage,
   orderLockKey,
+  type OrderView,
   type RateLimiter,
   type SoldOutFlags,
   type StockGate,
+  type StreamAppend,
   type UnitOfWork,
 } from '../ports/index.js';
 
@@ -55,43 +68,90 @@ export type PlaceOrderDeps = Readonly<{
   logger: Logger;
   metrics: Metrics;
   lockLeaseMs: number;
+  /** how reservations that pass the gate together are written together */
+  groupCommit: GroupCommitOptions;
+}>;
+
+/** A reservation the gate accepted, as it is recorded: its first event, the order view and the outbox row. */
+type Reservation = Readonly<{
+  append: StreamAppend;
+  view: OrderView;
+  message: NewOutboxMessage;
 }>;
 
 /**
- * The hot path. Cheap in-process checks first, then one lock and one atomic gate call in Redis, then one
- * MySQL transaction. The broker is never awaited: the outbox row makes the reservation durable.
+ * The hot path. Cheap in-process checks first, then one lock and one atomic gate call in Redis, then the
+ * reservation is recorded in MySQL: reservations that pass the gate at about the same time share one
+ * transaction (group commit), and each buyer is answered when that transaction has committed. The broker is
+ * never awaited: the outbox row makes the reservation durable.
  */
 export class PlaceOrder {
-  constructor(private readonly deps: PlaceOrderDeps) {}
+  private readonly journal: GroupCommit<Reservation>;
+
+  constructor(private readonly deps: PlaceOrderDeps) {
+    this.journal = new GroupCommit((batch) => this.write(batch), deps.groupCommit);
+  }
+
+  /** Resolves once every reservation handed to the journal so far has been written or has failed. */
+  settled(): Promise<void> {
+    return this.journal.settled();
+  }
 
   async execute(cmd: PlaceOrderCommand): Promise<PlaceOrderResult> {
-    const { catalog, rateLimiter, soldOut, lock, clock } = this.deps;
+    const { catalog, soldOut, clock } = this.deps;
     assertOrderQuantity(cmd.quantity);
-    // The sold-out flag comes first: once a product is gone, its flood costs no Redis call at all, not even
-    // the rate limiter's.
+    // In order of cost. The sold-out flag first: once a product is gone, its flood costs no Redis call at
+    // all. Then the product's terms, kept in process (unknown ids too).
     if (soldOut.isSoldOut(cmd.productId)) return rejected('SOLD_OUT', `product ${cmd.productId} is sold out`);
-    if (!(await rateLimiter.tryConsume(cmd.userId)))
-      return rejected('RATE_LIMITED', 'too many requests, slow down');
     const terms = await catalog.terms(cmd.productId);
     if (!terms) return rejected('PRODUCT_NOT_FOUND', `product ${cmd.productId} does not exist`);
     const rule = purchaseRejection(terms, cmd.quantity, clock.now());
     if (rule) return rejected(rule.code, rule.detail);
-
-    const handle = await lock.tryLock(orderLockKey(cmd.userId, cmd.productId), {
-      waitMs: 0,
-      leaseMs: this.deps.lockLeaseMs,
-    });
-    if (!handle) return rejected('DUPLICATE_REQUEST', 'an order for this product is already being placed');
+    const handle = await this.admit(cmd);
+    if (!handle.ok) return handle.rejection;
     try {
       return await this.reserve(cmd, terms.perUserLimit);
     } finally {
-      await handle.release().catch((error: unknown) => {
-        this.deps.logger.warn(
-          { key: handle.key, err: String(error) },
-          'lock release failed; it expires on its own',
-        );
-      });
+      await this.release(handle.lock);
     }
+  }
+
+  /**
+   * The buyer's allowance and the duplicate-request lock, asked at once: the two calls leave for Redis
+   * together (one round trip). A buyer over the allowance gets RATE_LIMITED, and a lock taken meanwhile is
+   * given back; a buyer within it whose lock is held by another request gets DUPLICATE_REQUEST.
+   */
+  private async admit(
+    cmd: PlaceOrderCommand,
+  ): Promise<
+    Readonly<{ ok: true; lock: LockHandle }> | Readonly<{ ok: false; rejection: PlaceOrderResult }>
+  > {
+    const locking = this.deps.lock.tryLock(orderLockKey(cmd.userId, cmd.productId), {
+      waitMs: 0,
+      leaseMs: this.deps.lockLeaseMs,
+    });
+    const [allowed, lock] = await Promise.allSettled([this.deps.rateLimiter.tryConsume(cmd.userId), locking]);
+    if (allowed.status === 'rejected' || !allowed.value) {
+      if (lock.status === 'fulfilled' && lock.value) await this.release(lock.value);
+      if (allowed.status === 'rejected') throw allowed.reason;
+      return { ok: false, rejection: rejected('RATE_LIMITED', 'too many requests, slow down') };
+    }
+    if (lock.status === 'rejected') throw lock.reason;
+    if (!lock.value)
+      return {
+        ok: false,
+        rejection: rejected('DUPLICATE_REQUEST', 'an order for this product is already being placed'),
+      };
+    return { ok: true, lock: lock.value };
+  }
+
+  private async release(lock: LockHandle): Promise<void> {
+    await lock.release().catch((error: unknown) => {
+      this.deps.logger.warn(
+        { key: lock.key, err: String(error) },
+        'lock release failed; it expires on its own',
+      );
+    });
   }
 
   private async reserve(cmd: PlaceOrderCommand, perUserLimit: number): Promise<PlaceOrderResult> {
@@ -124,27 +184,8 @@ export class PlaceOrder {
   }
 
   private async record(cmd: PlaceOrderCommand, orderId: string): Promise<void> {
-    const { unitOfWork, dispatcher, clock } = this.deps;
-    const reservedAt = clock.now();
-    const order = {
-      orderId,
-      productId: cmd.productId,
-      userId: cmd.userId,
-      quantity: cmd.quantity,
-      reservedAt,
-    };
-    const message = reservedMessage(order, cmd.correlationId);
     try {
-      await unitOfWork.run(async (stores) => {
-        const event = { type: 'OrderReserved', data: order } as const;
-        await stores.events.append(orderStreamId(orderId), [event], 0, {
-          correlationId: cmd.correlationId,
-          userId: cmd.userId,
-        });
-        const view = toView({ status: 'RESERVED', ...order }, reservedAt);
-        if (view) await stores.orders.upsert(view);
-        await stores.outbox.add(message, reservedAt);
-      });
+      await this.journal.submit(this.reservation(cmd, orderId));
     } catch (error) {
       await this.restoreGate(cmd.productId, orderId);
       if (error instanceof InfrastructureUnavailable) throw error;
@@ -152,7 +193,47 @@ export class PlaceOrder {
         cause: error,
       });
     }
-    dispatcher.dispatchSoon([message]);
+  }
+
+  /** What recording the reservation writes: the domain decides the first event of the new order's stream. */
+  private reservation(cmd: PlaceOrderCommand, orderId: string): Reservation {
+    const now = this.deps.clock.now();
+    const { productId, userId, quantity } = cmd;
+    const events: OrderEvent[] = decide(
+      { type: 'ReserveOrder', orderId, productId, userId, quantity, now },
+      initialOrderState,
+    );
+    const view = toView(events.reduce(evolve, initialOrderState), now);
+    if (!view) throw new Error(`ReserveOrder decided no reservation for ${orderId}`);
+    return {
+      append: {
+        streamId: orderStreamId(orderId),
+        events,
+        expectedVersion: 0,
+        metadata: { correlationId: cmd.correlationId, userId },
+      },
+      view,
+      message: reservedMessage({ orderId, productId, userId, quantity, reservedAt: now }, cmd.correlationId),
+    };
+  }
+
+  /** One transaction for a batch: a multi-row insert each into the event store, the orders and the outbox. */
+  private async write(batch: readonly Reservation[]): Promise<void> {
+    const now = this.deps.clock.now();
+    await this.deps.unitOfWork.run(async (stores) => {
+      // issued at once: they queue on the transaction's connection without a turn of the event loop between
+      await Promise.all([
+        stores.events.appendMany(batch.map((r) => r.append)),
+        stores.orders.upsertMany(batch.map((r) => r.view)),
+        stores.outbox.addMany(
+          batch.map((r) => r.message),
+          now,
+        ),
+      ]);
+    });
+    this.deps.dispatcher.dispatchSoon(batch.map((r) => r.message));
+    this.deps.metrics.count('reservations_recorded', {}, batch.length);
+    this.deps.metrics.count('reservation_batches');
   }
 
   private async restoreGate(productId: number, orderId: string): Promise<void> {

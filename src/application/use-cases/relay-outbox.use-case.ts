@@ -35,18 +35,24 @@ export class RelayOutbox {
       limit: this.options.batchSize,
     });
     const report: RelayReport = { published: 0, failed: 0, dead: 0 };
+    const sendable: OutboxMessage[] = [];
     for (const row of rows.filter((r) => this.backoffElapsed(r, nowMs))) {
-      if (row.attempts >= this.options.maxAttempts) {
+      if (row.attempts >= this.options.maxAttempts)
         await this.giveUp(row, `not consumed after ${row.attempts} sends`, now, report);
-        continue;
-      }
+      else sendable.push(row);
+    }
+    // one producer request and one status update per topic
+    for (const batch of groupBy(sendable, (row) => row.topic).values()) {
       try {
-        await this.publisher.publish(row);
-        await this.outbox.markSent(row.messageId, now);
-        this.metrics.count('outbox_published', { topic: row.topic });
-        report.published += 1;
+        await this.publisher.publishMany(batch);
+        await this.outbox.markSentMany(
+          batch.map((row) => row.messageId),
+          now,
+        );
+        this.metrics.count('outbox_published', { topic: batch[0]!.topic }, batch.length);
+        report.published += batch.length;
       } catch (error) {
-        await this.giveUp(row, String(error), now, report);
+        for (const row of batch) await this.giveUp(row, String(error), now, report);
       }
     }
     await this.publishLevels();
@@ -75,3 +81,13 @@ export class RelayOutbox {
     return Date.parse(row.updatedAt) + delay <= nowMs;
   }
 }
+
+const groupBy = <T>(items: readonly T[], key: (item: T) => string): Map<string, T[]> => {
+  const groups = new Map<string, T[]>();
+  for (const item of items) {
+    const list = groups.get(key(item)) ?? [];
+    groups.set(key(item), list);
+    list.push(item);
+  }
+  return groups;
+};

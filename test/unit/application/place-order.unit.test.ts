@@ -64,6 +64,57 @@ describe('PlaceOrder', () => {
     });
   });
 
+  describe('group commit', () => {
+    const buyers = Array.from({ length: 8 }, (_, i) => `buyer-${i}`);
+
+    it('records reservations that pass the gate together in one transaction, and answers each RESERVED', async () => {
+      const { listProduct, buy, unitOfWork, order, reservedRow, streamEvents, metrics } = await start({
+        consumers: false,
+        groupCommit: { maxBatch: buyers.length, maxWaitMs: 60_000 },
+      });
+      const productId = await listProduct({ stock: 20 });
+      const transactionsBefore = unitOfWork.runs;
+
+      const answers = await Promise.all(buyers.map((buyer) => buy(buyer, productId)));
+
+      expect(unitOfWork.runs - transactionsBefore).toBe(1);
+      expect(metrics.total('reservation_batches')).toBe(1);
+      expect(metrics.total('reservations_recorded')).toBe(buyers.length);
+      for (const [i, answer] of answers.entries()) {
+        if (!answer.ok) throw new Error(`${buyers[i]} was refused: ${answer.code}`);
+        expect(await order(answer.orderId)).toMatchObject({ userId: buyers[i], status: 'RESERVED' });
+        expect((await streamEvents(orderStreamId(answer.orderId))).map((e) => e.type)).toEqual([
+          'OrderReserved',
+        ]);
+        expect((await reservedRow(answer.orderId)).status).toBeDefined();
+      }
+    });
+
+    it('a failed batch answers InfrastructureUnavailable to each of its buyers, gives every unit back and writes nothing', async () => {
+      const { listProduct, buy, writes, gate, unitOfWork, dispatcher } = await start({
+        consumers: false,
+        groupCommit: { maxBatch: buyers.length, maxWaitMs: 60_000 },
+      });
+      const productId = await listProduct({ stock: 20, perUserLimit: 1, maxPerOrder: 1 });
+      const before = writes();
+      unitOfWork.failNext();
+
+      const answers = await Promise.allSettled(buyers.map((buyer) => buy(buyer, productId)));
+
+      for (const answer of answers) {
+        expect(answer.status).toBe('rejected');
+        if (answer.status === 'rejected') expect(answer.reason).toBeInstanceOf(InfrastructureUnavailable);
+      }
+      expect(writes()).toEqual(before);
+      expect(dispatcher.busy).toBe(false);
+      expect(await gate.stockLeft(productId)).toBe(20);
+      expect((await gate.held(productId)).size).toBe(0);
+      // each buyer's quota of one came back with the stock: their retries are accepted
+      const retries = await Promise.all(buyers.map((buyer) => buy(buyer, productId)));
+      expect(retries.map((r) => (r.ok ? r.status : r.code))).toEqual(buyers.map(() => 'RESERVED'));
+    });
+  });
+
   describe('a rejected order writes nothing', () => {
     it('RATE_LIMITED once the buyer has used up the allowance, other buyers unaffected', async () => {
       const { listProduct, buy, writes } = await start({ rateLimitPoints: 1 });
