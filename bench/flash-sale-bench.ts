@@ -1,15 +1,16 @@
 /**
  * `npm run bench`: the flash sale end to end on the real profile, next to its baselines, in one run on this
- * machine. It starts what it needs (a kcat mock broker, the service as two child processes on a fresh
- * database and Redis namespace — `seckill serve` taking the orders and `seckill worker` committing them, as a
- * sale is deployed — and two baseline servers), drives each with autocannon, bursts payments and
+ * machine. It starts what it needs (a kcat mock broker, the service on a fresh database and Redis namespace
+ * — `seckill all`, or with BENCH_DEPLOYMENT=split `seckill serve` taking the orders and `seckill worker`
+ * committing them — and two baseline servers), drives each with autocannon, bursts payments and
  * cancellations at the service, measures MariaDB's hot-row ceiling and the commit consumer with and without
  * merged decrements, checks that nothing was oversold, prints every figure next to its target, writes
  * bench/results/latest.json, the results block of docs/benchmarks.md and docs/benchmarks.svg, and cleans up
  * (children, databases, Redis keys).
  *
  * Knobs: BENCH_SECONDS (8, per measured load), BENCH_CONNECTIONS ("50,256"), BENCH_BACKLOG (20000),
- * BENCH_BATCH (500), BENCH_BURST (500 orders), BENCH_MYSQL_URL (mysql://root@127.0.0.1:3306),
+ * BENCH_BATCH (500), BENCH_BURST (500 orders), BENCH_DEPLOYMENT (all | split; split writes
+ * bench/results/latest-split.json only), BENCH_MYSQL_URL (mysql://root@127.0.0.1:3306),
  * SECKILL_REDIS_URL.
  */
 import { randomUUID } from 'node:crypto';
@@ -44,6 +45,7 @@ import {
   startNode,
 } from './lib/processes.js';
 import {
+  type Earlier,
   type Figures,
   type Latency,
   type Phase,
@@ -84,6 +86,9 @@ const CONSUMER: ConsumerOptions = {
   concurrency: 2,
 };
 const DRAIN_TIMEOUT_MS = 150_000;
+/** `all`: the service as one process (`npm start`); `split`: `seckill serve` and `seckill worker` */
+const DEPLOYMENT = env('BENCH_DEPLOYMENT', 'all') === 'split' ? 'split' : 'all';
+const SPLIT = DEPLOYMENT === 'split';
 /** the pay/cancel burst: this many committed orders, paid or cancelled this many at a time */
 const BURST = { orders: Number(env('BENCH_BURST', '500')), concurrency: 100 } as const;
 const SECRET = `bench-${randomUUID()}-${randomUUID()}`;
@@ -293,17 +298,38 @@ const drain = async (base: string, run: Run, db: string) => {
   };
 };
 
-/** Starts `seckill serve` and `seckill worker` on one database and namespace; both answer /readyz. */
-const startService = async (env: NodeJS.ProcessEnv) => {
-  const [apiPort, workerPort] = [await freePort(), await freePort()];
-  const api: Child = startNode('seckill serve', MAIN, ['serve'], { ...env, PORT: String(apiPort) });
-  onCleanup('stop the API', api.stop);
+type Service = Readonly<{
+  api: Child;
+  /** the worker's own process, when the API and the worker run apart */
+  worker: Child | null;
+  base: string;
+  /** where the worker's /metrics answer */
+  workerBase: string;
+  stop: () => Promise<void>;
+}>;
+
+/**
+ * Starts the service: `seckill all` (API and worker in one process, what `npm start` runs), or with
+ * BENCH_DEPLOYMENT=split `seckill serve` and `seckill worker` as two processes. It answers /readyz.
+ */
+const startService = async (env: NodeJS.ProcessEnv): Promise<Service> => {
+  const apiPort = await freePort();
+  const api: Child = startNode(SPLIT ? 'seckill serve' : 'seckill all', MAIN, [SPLIT ? 'serve' : 'all'], {
+    ...env,
+    PORT: String(apiPort),
+  });
+  onCleanup('stop the service', api.stop);
+  const base = `http://127.0.0.1:${apiPort}`;
+  if (!SPLIT) {
+    await answers200(api, `${base}/readyz`);
+    return { api, worker: null, base, workerBase: base, stop: api.stop };
+  }
+  const workerPort = await freePort();
   const worker: Child = startNode('seckill worker', MAIN, ['worker'], {
     ...env,
     SECKILL_WORKER_METRICS_PORT: String(workerPort),
   });
   onCleanup('stop the worker', worker.stop);
-  const base = `http://127.0.0.1:${apiPort}`;
   const workerBase = `http://127.0.0.1:${workerPort}`;
   await answers200(api, `${base}/readyz`);
   await answers200(worker, `${workerBase}/readyz`);
@@ -314,7 +340,7 @@ const startService = async (env: NodeJS.ProcessEnv) => {
 };
 
 /** The pay/cancel burst on orders of a product of its own, once MySQL has committed them. */
-const burstPhase = async (base: string, run: Run, db: string): Promise<BurstResult> => {
+const burstPhase = async (base: string, run: Run, db: string, pid?: number): Promise<BurstResult> => {
   const productId = await listProduct(base, run.adminToken, 'bench burst', BURST.orders, 1);
   // buyers the accept phase never saw, so each holds exactly one order of this product
   const signer = new JwtTokens(SECRET);
@@ -325,9 +351,7 @@ const burstPhase = async (base: string, run: Run, db: string): Promise<BurstResu
   );
   const orders = await placeOrders(base, productId, tokens, 50);
   while ((await undecidedRows(run, db)) > 0) await sleep(100);
-  const result = await withCpu('pay/cancel burst', undefined, () =>
-    payOrCancel(base, orders, BURST.concurrency),
-  );
+  const result = await withCpu('pay/cancel burst', pid, () => payOrCancel(base, orders, BURST.concurrency));
   say(`pay/cancel burst: ${JSON.stringify(result)}; cores ${JSON.stringify(cpuUse['pay/cancel burst'])}`);
   return result;
 };
@@ -346,8 +370,8 @@ const realService = async (run: Run, kafka: KafkaMock): Promise<RealPhase> => {
   say(`migrate: ${(await runNode(MAIN, ['migrate'], serviceEnvironment)).trim()}`);
   const service = await startService(serviceEnvironment);
   const { base } = service;
-  const unprobe = probeWhileAlive({ name: 'worker', pid: service.worker.process.pid });
-  say(`service ready on ${base}, worker ${service.workerBase} (database ${db}, namespace ${namespace})`);
+  const unprobe = probeWhileAlive({ name: 'worker', pid: service.worker?.process.pid });
+  say(`service ready on ${base} (${DEPLOYMENT}; database ${db}, namespace ${namespace})`);
   try {
     const floodId = await listProduct(base, run.adminToken, 'bench flood', FLOOD_STOCK, 1);
     const acceptId = await listProduct(base, run.adminToken, 'bench accept', ACCEPT_STOCK, PER_USER_LIMIT);
@@ -381,9 +405,11 @@ const realService = async (run: Run, kafka: KafkaMock): Promise<RealPhase> => {
     say(`drained: ${JSON.stringify(drained)}`);
     const batching = await batchingOf(base, service.workerBase);
     say(`batching: ${JSON.stringify(batching)}`);
-    const burst = await burstPhase(base, run, db);
+    const burst = await burstPhase(base, run, db, pid);
     const afterBurst = await drain(base, run, db);
-    const serviceLog = mergeLogs(service.api.logs(), service.worker.logs());
+    const serviceLog = service.worker
+      ? mergeLogs(service.api.logs(), service.worker.logs())
+      : service.api.logs();
     say(`service log (warn and above): ${JSON.stringify(serviceLog)}`);
     return {
       flood,
@@ -575,7 +601,7 @@ const main = async (): Promise<Figures> => {
       hotRowSeconds: HOT_ROW.seconds,
       burstOrders: BURST.orders,
       burstConcurrency: BURST.concurrency,
-      deployment: 'seckill serve + seckill worker (two processes)',
+      deployment: SPLIT ? 'seckill serve + seckill worker (two processes)' : 'seckill all (one process)',
     },
     connections: CONNECTIONS,
     headlineConnections: HEADLINE,
@@ -643,9 +669,19 @@ const main = async (): Promise<Figures> => {
 
 const publish = async (figures: Figures) => {
   await mkdir(`${ROOT}bench/results`, { recursive: true });
+  if (SPLIT) {
+    // the other deployment's figures, kept beside the page's (which come from the default run)
+    await writeFile(`${ROOT}bench/results/latest-split.json`, `${JSON.stringify(figures, null, 2)}\n`);
+    process.stdout.write(renderText(figures));
+    say('wrote bench/results/latest-split.json (docs/benchmarks.md shows the default deployment)');
+    return;
+  }
   await writeFile(`${ROOT}bench/results/latest.json`, `${JSON.stringify(figures, null, 2)}\n`);
   await writeChart(figures, `${ROOT}docs/benchmarks.svg`);
-  const updated = await updateDoc(`${ROOT}docs/benchmarks.md`, figures);
+  const before = await readFile(`${ROOT}bench/results/before-group-commit.json`, 'utf8')
+    .then((text) => JSON.parse(text) as Earlier)
+    .catch(() => undefined);
+  const updated = await updateDoc(`${ROOT}docs/benchmarks.md`, figures, before);
   process.stdout.write(renderText(figures));
   say(
     `wrote bench/results/latest.json, docs/benchmarks.svg${updated ? ' and the results block of docs/benchmarks.md' : ' (docs/benchmarks.md has no results markers: left alone)'}`,

@@ -4,20 +4,24 @@
  * drives the order route at PROFILE_CONNECTIONS (256) for PROFILE_SECONDS (10) with stock to spare, waits until
  * MySQL has decided every reservation, stops the service and reads its profile: self time by package and by
  * layer of the service, and the busiest functions, for the samples taken from the start of the load until
- * the backlog was decided. Prints a table and writes bench/results/profile-accept.json.
+ * the backlog was decided. Prints a table and writes bench/results/profile-accept.json; for the accept load
+ * on `seckill all`, it also puts its figures next to bench/results/profile-accept.before.json (the same run
+ * on the code before group commit) in docs/benchmarks.md.
  *
- * Knobs: PROFILE_SECONDS, PROFILE_CONNECTIONS, PROFILE_PHASE (accept | flood), PROFILE_KEEP (a path to copy
+ * Knobs: PROFILE_SECONDS, PROFILE_CONNECTIONS, PROFILE_PHASE (accept | flood), PROFILE_SPLIT (true: the API
+ * and a worker process, the API profiled), PROFILE_KEEP (a path to copy
  * the raw .cpuprofile to, for Chrome DevTools), BENCH_MYSQL_URL, SECKILL_REDIS_URL. Extra SECKILL_* settings for the service: PROFILE_ENV='{"SECKILL_GROUP_COMMIT_MS":"2"}'.
  */
 import { randomUUID } from 'node:crypto';
-import { copyFile, mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { JwtTokens } from '../src/adapters/http/tokens.js';
 import { startKafkaMock } from '../scripts/kafka-mock.js';
 import { drive } from './lib/cannon.js';
-import { readProfile, summarize } from './lib/cpu-profile.js';
+import * as prettier from 'prettier';
+import { type ProfileRun, readProfile, renderProfileComparison, summarize } from './lib/cpu-profile.js';
 import { count, databaseUrl, dropDatabase, openAdmin } from './lib/mysql.js';
 import { answers200, freePort, runNode, startNode } from './lib/processes.js';
 import { batchingOf, call, dropNamespace, listProduct, serviceEnv } from './lib/service.js';
@@ -25,6 +29,7 @@ import { batchingOf, call, dropNamespace, listProduct, serviceEnv } from './lib/
 const SECONDS = Number(process.env['PROFILE_SECONDS'] ?? '10');
 const CONNECTIONS = Number(process.env['PROFILE_CONNECTIONS'] ?? '256');
 const PHASE = process.env['PROFILE_PHASE'] === 'flood' ? 'flood' : 'accept';
+const SPLIT = process.env['PROFILE_SPLIT'] === 'true';
 const EXTRA = JSON.parse(process.env['PROFILE_ENV'] ?? '{}') as Record<string, string>;
 const BUYERS = 10_000;
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -32,6 +37,25 @@ const MAIN = fileURLToPath(new URL('../src/infrastructure/main.js', import.meta.
 const say = (line: string) => process.stderr.write(`[profile] ${line}\n`);
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 const nowMicros = () => Number(process.hrtime.bigint() / 1000n);
+const startedAt = new Date().toISOString();
+const MARKERS = { start: '<!-- bench-profile:accept:start -->', end: '<!-- bench-profile:accept:end -->' };
+
+/** Puts this run next to the one kept from before group commit, in docs/benchmarks.md. */
+const updateProfileDoc = async (after: ProfileRun): Promise<void> => {
+  const before = await readFile(`${ROOT}bench/results/profile-accept.before.json`, 'utf8')
+    .then((text) => JSON.parse(text) as ProfileRun)
+    .catch(() => null);
+  const path = `${ROOT}docs/benchmarks.md`;
+  const page = await readFile(path, 'utf8');
+  const start = page.indexOf(MARKERS.start);
+  const end = page.indexOf(MARKERS.end);
+  if (!before || start < 0 || end < start) return;
+  const block = renderProfileComparison(before, after);
+  const next = `${page.slice(0, start + MARKERS.start.length)}\n\n${block}\n\n${page.slice(end)}`;
+  const options = (await prettier.resolveConfig(path)) ?? {};
+  await writeFile(path, await prettier.format(next, { ...options, filepath: path }));
+  say('updated the profile block of docs/benchmarks.md');
+};
 
 const id = randomUUID().replaceAll('-', '').slice(0, 12);
 const db = `seckill_bench_${id}_profile`;
@@ -53,20 +77,27 @@ const env = serviceEnv({
   extra: EXTRA,
 });
 let service: ReturnType<typeof startNode> | null = null;
+let worker: ReturnType<typeof startNode> | null = null;
 try {
   say(`migrate: ${(await runNode(MAIN, ['migrate'], env)).trim()}`);
   const port = await freePort();
+  // SPLIT: the API (profiled) and a worker process; else one `seckill all`
   service = startNode(
-    'seckill all',
+    SPLIT ? 'seckill serve' : 'seckill all',
     MAIN,
-    ['all'],
+    [SPLIT ? 'serve' : 'all'],
     { ...env, PORT: String(port) },
-    {
-      graceMs: 60_000,
-      nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${profileDir}`],
-    },
+    { graceMs: 60_000, nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] },
   );
   const base = `http://127.0.0.1:${port}`;
+  const workerPort = await freePort();
+  if (SPLIT) {
+    worker = startNode('seckill worker', MAIN, ['worker'], {
+      ...env,
+      SECKILL_WORKER_METRICS_PORT: String(workerPort),
+    });
+    await answers200(worker, `http://127.0.0.1:${workerPort}/readyz`);
+  }
   await answers200(service, `${base}/readyz`);
   const stock = PHASE === 'flood' ? 100 : 1_000_000;
   const productId = await listProduct(base, adminToken, `profile ${PHASE}`, stock, 10_000);
@@ -81,7 +112,7 @@ try {
   while ((await undecided()) > 0) await sleep(50);
   const to = nowMicros();
   const audit = await call(`${base}/api/v1/admin/audit`, adminToken);
-  const batching = await batchingOf(base);
+  const batching = await batchingOf(base, SPLIT ? `http://127.0.0.1:${workerPort}` : base);
   await service.stop();
   const file = (await readdir(profileDir)).find((f) => f.endsWith('.cpuprofile'));
   if (!file) throw new Error(`the service wrote no profile in ${profileDir}:\n${service.output()}`);
@@ -108,7 +139,9 @@ try {
     ...summary,
   };
   await mkdir(`${ROOT}bench/results`, { recursive: true });
-  await writeFile(`${ROOT}bench/results/profile-${PHASE}.json`, `${JSON.stringify(result, null, 2)}\n`);
+  const out = `${ROOT}bench/results/profile-${PHASE}${SPLIT ? '-split' : ''}.json`;
+  await writeFile(out, `${JSON.stringify({ startedAt, ...result }, null, 2)}\n`);
+  if (PHASE === 'accept' && !SPLIT) await updateProfileDoc(result);
   const pct = (share: number) => `${(share * 100).toFixed(1).padStart(5)} %`;
   process.stdout.write(
     [
@@ -126,6 +159,7 @@ try {
   );
 } finally {
   await service?.stop();
+  await worker?.stop();
   await kafka.stop();
   await dropDatabase(admin, db).catch(() => undefined);
   await admin.end();

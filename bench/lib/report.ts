@@ -218,7 +218,7 @@ export const rowsOf = (f: Figures): Row[] => {
     f.connections.map((c) => [
       `CPU µs per answer, ${phase} @${c}`,
       int(f.targetCpuMicrosPerAnswer[phase][c]),
-      `${PHASES[phase]}: the server's cores used / its answers per second${phase === 'flood' || phase === 'accept' ? ' (API and worker processes)' : ''}`,
+      `${PHASES[phase]}: the server's cores used / its answers per second${phase === 'flood' || phase === 'accept' ? ' (the service: its API and its worker, in one process or two)' : ''}`,
       '',
     ]);
   const b = f.burst;
@@ -463,17 +463,117 @@ export const MARKERS = {
   end: '<!-- flash-sale-bench:results:end -->',
 } as const;
 
+export const BEFORE_AFTER_MARKERS = {
+  start: '<!-- flash-sale-bench:before-after:start -->',
+  end: '<!-- flash-sale-bench:before-after:end -->',
+} as const;
+
+/** The figures of an earlier run kept for comparison (an older schema: fields may be missing). */
+export type Earlier = Readonly<{
+  startedAt: string;
+  headlineConnections: number;
+  bareExpressRps: PerConnections;
+  floodRps: PerConnections;
+  acceptRps: PerConnections;
+  latencyMs: Readonly<Record<Phase, Readonly<Record<string, Latency>>>>;
+  targetCpuMicrosPerAnswer: Readonly<Record<Phase, PerConnections>>;
+  serviceCommitPerSec: number;
+  backlogAfterAccept: number;
+  drainSeconds: number;
+  consumerOneByOnePerSec: number;
+  consumerMergedPerSec: number;
+  consumerCpuMicrosPerOrder: Readonly<
+    Record<'merged' | 'oneByOne', Readonly<{ node: number; mariadb: number }>>
+  >;
+  commitDuringAcceptPerSec?: PerConnections;
+}>;
+
+/** Before → after for the figures the group-commit work set out to move, each at the headline count. */
+export const renderBeforeAfter = (before: Earlier, after: Figures): string => {
+  const c = after.headlineConnections;
+  const b = before;
+  const both = (pick: (f: Earlier) => number | undefined) => [pick(b), pick(after)] as const;
+  const rows: Array<
+    readonly [string, readonly [number | undefined, number | undefined], (n?: number) => string]
+  > = [
+    [`bareExpressRps @${c} (the yardstick of each run)`, both((f) => f.bareExpressRps[c]), int],
+    [`acceptRps @${c}`, both((f) => f.acceptRps[c]), int],
+    [`acceptRps @${after.connections[0]}`, both((f) => f.acceptRps[after.connections[0]!]), int],
+    [`acceptRatio @${c}`, both((f) => ratio(f.acceptRps[c], f.bareExpressRps[c])), fixed],
+    [`accept p99 ms @${c}`, both((f) => f.latencyMs.accept[c]?.p99Ms), int],
+    [
+      `accept p99 / bare express p99 @${c}`,
+      both((f) => ratio(f.latencyMs.accept[c]?.p99Ms, f.latencyMs.bareExpress[c]?.p99Ms)),
+      fixed,
+    ],
+    [`server CPU µs per accepted order @${c}`, both((f) => f.targetCpuMicrosPerAnswer.accept[c]), int],
+    [
+      `… / bare express's CPU µs per answer @${c}`,
+      both((f) => ratio(f.targetCpuMicrosPerAnswer.accept[c], f.targetCpuMicrosPerAnswer.bareExpress[c])),
+      fixed,
+    ],
+    [
+      `orders decided during the accept load, per second @${c}`,
+      both((f) => f.commitDuringAcceptPerSec?.[c]),
+      int,
+    ],
+    ['reservations left undecided after the accept phase', both((f) => f.backlogAfterAccept), int],
+    ['serviceCommitPerSec (deciding that backlog)', both((f) => f.serviceCommitPerSec), int],
+    [
+      'seconds until that backlog was decided',
+      both((f) => f.drainSeconds),
+      (n) => (n === undefined ? 'n/a' : n.toFixed(1)),
+    ],
+    [`floodRps @${c}`, both((f) => f.floodRps[c]), int],
+    [`floodRatio @${c}`, both((f) => ratio(f.floodRps[c], f.bareExpressRps[c])), fixed],
+    ['consumerOneByOnePerSec', both((f) => f.consumerOneByOnePerSec), int],
+    ['consumerMergedPerSec', both((f) => f.consumerMergedPerSec), int],
+    ['consumer Node CPU µs per order, merged', both((f) => f.consumerCpuMicrosPerOrder.merged.node), int],
+    [
+      'consumer Node CPU µs per order, one by one',
+      both((f) => f.consumerCpuMicrosPerOrder.oneByOne.node),
+      int,
+    ],
+  ];
+  const change = ([x, y]: readonly [number | undefined, number | undefined]) =>
+    x === undefined || y === undefined || x === 0 ? '' : `× ${(y / x).toFixed(2)}`;
+  return [
+    `Before: the run of ${b.startedAt} (\`bench/results/before-group-commit.json\`, the code before group ` +
+      `commit). After: the run above (${after.startedAt}). Each run measured its own baselines on this machine; ` +
+      'the ratios are the comparable figures.',
+    '',
+    '| figure | before | after | change |',
+    '| --- | --: | --: | --: |',
+    ...rows.map(
+      ([name, values, format]) =>
+        `| ${escape(name)} | ${format(values[0])} | ${format(values[1])} | ${change(values)} |`,
+    ),
+  ].join('\n');
+};
+
 /**
- * Replaces the block between the markers with this run's figures and formats the page with the project's
- * Prettier settings. A page without the markers is left alone (answers false).
+ * Replaces the block between the results markers with this run's figures (and, given an earlier run, the
+ * before/after block between its markers) and formats the page with the project's Prettier settings. A page
+ * without the results markers is left alone (answers false).
  */
-export const updateDoc = async (path: string, f: Figures): Promise<boolean> => {
-  const page = await readFile(path, 'utf8');
-  const start = page.indexOf(MARKERS.start);
-  const end = page.indexOf(MARKERS.end);
-  if (start < 0 || end < start) return false;
-  const next = `${page.slice(0, start + MARKERS.start.length)}\n\n${renderMarkdown(f)}\n\n${page.slice(end)}`;
+export const updateDoc = async (path: string, f: Figures, before?: Earlier): Promise<boolean> => {
+  let page = await readFile(path, 'utf8');
+  const replaced = replaceBlock(page, MARKERS, renderMarkdown(f));
+  if (replaced === null) return false;
+  page = replaced;
+  if (before) page = replaceBlock(page, BEFORE_AFTER_MARKERS, renderBeforeAfter(before, f)) ?? page;
   const options = (await prettier.resolveConfig(path)) ?? {};
-  await writeFile(path, await prettier.format(next, { ...options, filepath: path }));
+  await writeFile(path, await prettier.format(page, { ...options, filepath: path }));
   return true;
+};
+
+const replaceBlock = (
+  page: string,
+  markers: Readonly<{ start: string; end: string }>,
+  block: string,
+): string | null => {
+  const start = page.indexOf(markers.start);
+  const end = page.indexOf(markers.end);
+  if (start < 0 || end < start) return null;
+  return `${page.slice(0, start + markers.start.length)}\n\n${block}\n\n${page.slice(end)}`;
 };

@@ -20,6 +20,7 @@ import {
   type Outbox,
   type OutboxDispatcher,
   OutboxStatus,
+  type PlaceOrder,
   type ReconcileStock,
   type RelayOutbox,
   type ReleaseOrder,
@@ -39,6 +40,9 @@ import type { PrometheusMetrics } from './metrics.js';
 import { openRealResources, type RealResources } from './real-resources.js';
 
 export type Roles = Readonly<{ http: boolean; worker: boolean }>;
+
+/** how long a stopping service lets requests under way finish */
+const SHUTDOWN_GRACE_MS = 5_000;
 
 /** The package's version, from its package.json (two levels up from src/, three from dist/src/). */
 const VERSION = ((): string => {
@@ -194,14 +198,23 @@ export class SeckillService {
 
   async close(): Promise<void> {
     await this.scheduler?.stop();
+    // no new connections; idle ones close now, and requests under way get their answers (a buyer whose
+    // reservation is being committed learns its fate) before what is left is cut after a grace period
     for (const server of [this.server, this.metricsServer])
       if (server)
         await new Promise<void>((resolve) => {
-          server.close(() => resolve());
-          server.closeAllConnections();
+          const cut = setTimeout(() => server.closeAllConnections(), SHUTDOWN_GRACE_MS);
+          server.close(() => {
+            clearTimeout(cut);
+            resolve();
+          });
+          server.closeIdleConnections();
         });
     this.server = null;
     this.metricsServer = null;
+    // reservations waiting for their group commit are written (and their buyers answered) before the
+    // connections close; then what was committed goes to the broker
+    await this.get<PlaceOrder>(TYPES.PlaceOrder).settled();
     await this.get<OutboxDispatcher>(TYPES.Dispatcher).settle();
     await this.subscriber?.stop();
     await this.resources?.close();

@@ -10,9 +10,15 @@ const exited = (child: ChildProcess): Promise<void> =>
     : new Promise((resolve) => child.once('exit', () => resolve()));
 
 /** A `seckill worker` process (from dist/), with its JSON log lines kept. */
-export const startWorker = (env: Record<string, string>): WorkerProcess => {
+export const startWorker = (env: Record<string, string>): WorkerProcess => startService('worker', env);
+
+/** A `seckill <role>` process (from dist/), with its JSON log lines kept. */
+export const startService = (
+  role: 'worker' | 'serve' | 'all',
+  env: Record<string, string>,
+): WorkerProcess => {
   const lines: LogLine[] = [];
-  const child = spawn('node', ['dist/src/infrastructure/main.js', 'worker'], {
+  const child = spawn('node', ['dist/src/infrastructure/main.js', role], {
     env: { ...process.env, ...env, SECKILL_LOG_LEVEL: 'info' },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
