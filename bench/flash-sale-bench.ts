@@ -1,16 +1,17 @@
 /**
  * `npm run bench`: the flash sale end to end on the real profile, next to its baselines, in one run on this
  * machine. It starts what it needs (a kcat mock broker, the service on a fresh database and Redis namespace
- * — `seckill all`, or with BENCH_DEPLOYMENT=split `seckill serve` taking the orders and `seckill worker`
- * committing them — and two baseline servers), drives each with autocannon, bursts payments and
+ * — `seckill serve` taking the orders and `seckill worker` committing them, as a sale is deployed, or with
+ * BENCH_DEPLOYMENT=all both in one process — and two baseline servers), drives each with autocannon, bursts payments and
  * cancellations at the service, measures MariaDB's hot-row ceiling and the commit consumer with and without
  * merged decrements, checks that nothing was oversold, prints every figure next to its target, writes
  * bench/results/latest.json, the results block of docs/benchmarks.md and docs/benchmarks.svg, and cleans up
  * (children, databases, Redis keys).
  *
  * Knobs: BENCH_SECONDS (8, per measured load), BENCH_CONNECTIONS ("50,256"), BENCH_BACKLOG (20000),
- * BENCH_BATCH (500), BENCH_BURST (500 orders), BENCH_DEPLOYMENT (all | split; split writes
- * bench/results/latest-split.json only), BENCH_MYSQL_URL (mysql://root@127.0.0.1:3306),
+ * BENCH_BATCH (500), BENCH_BURST (500 orders), BENCH_DEPLOYMENT (split | all; all writes
+ * bench/results/latest-all.json only), BENCH_SERVICE_ENV (service settings to try, JSON; writes
+ * bench/results/latest-tried.json only), BENCH_MYSQL_URL (mysql://root@127.0.0.1:3306),
  * SECKILL_REDIS_URL.
  */
 import { randomUUID } from 'node:crypto';
@@ -87,8 +88,11 @@ const CONSUMER: ConsumerOptions = {
 };
 const DRAIN_TIMEOUT_MS = 150_000;
 /** `all`: the service as one process (`npm start`); `split`: `seckill serve` and `seckill worker` */
-const DEPLOYMENT = env('BENCH_DEPLOYMENT', 'all') === 'split' ? 'split' : 'all';
+const DEPLOYMENT = env('BENCH_DEPLOYMENT', 'split') === 'all' ? 'all' : 'split';
 const SPLIT = DEPLOYMENT === 'split';
+/** settings of the service to try (SECKILL_* as JSON); a run with any writes bench/results/latest-tried.json */
+const TRIED = JSON.parse(env('BENCH_SERVICE_ENV', '{}')) as Record<string, string>;
+const TRYING = Object.keys(TRIED).length > 0;
 /** the pay/cancel burst: this many committed orders, paid or cancelled this many at a time */
 const BURST = { orders: Number(env('BENCH_BURST', '500')), concurrency: 100 } as const;
 const SECRET = `bench-${randomUUID()}-${randomUUID()}`;
@@ -309,8 +313,8 @@ type Service = Readonly<{
 }>;
 
 /**
- * Starts the service: `seckill all` (API and worker in one process, what `npm start` runs), or with
- * BENCH_DEPLOYMENT=split `seckill serve` and `seckill worker` as two processes. It answers /readyz.
+ * Starts the service: `seckill serve` and `seckill worker` as two processes, or with BENCH_DEPLOYMENT=all
+ * `seckill all` (API and worker in one process, what `npm start` runs). It answers /readyz.
  */
 const startService = async (env: NodeJS.ProcessEnv): Promise<Service> => {
   const apiPort = await freePort();
@@ -366,6 +370,7 @@ const realService = async (run: Run, kafka: KafkaMock): Promise<RealPhase> => {
     mysqlUrl: databaseUrl(db),
     namespace,
     brokers: kafka.brokers,
+    extra: TRIED,
   });
   say(`migrate: ${(await runNode(MAIN, ['migrate'], serviceEnvironment)).trim()}`);
   const service = await startService(serviceEnvironment);
@@ -669,11 +674,12 @@ const main = async (): Promise<Figures> => {
 
 const publish = async (figures: Figures) => {
   await mkdir(`${ROOT}bench/results`, { recursive: true });
-  if (SPLIT) {
-    // the other deployment's figures, kept beside the page's (which come from the default run)
-    await writeFile(`${ROOT}bench/results/latest-split.json`, `${JSON.stringify(figures, null, 2)}\n`);
+  if (!SPLIT || TRYING) {
+    // another deployment's figures, or other settings', kept beside the page's (the default run's)
+    const name = TRYING ? 'latest-tried.json' : 'latest-all.json';
+    await writeFile(`${ROOT}bench/results/${name}`, `${JSON.stringify(figures, null, 2)}\n`);
     process.stdout.write(renderText(figures));
-    say('wrote bench/results/latest-split.json (docs/benchmarks.md shows the default deployment)');
+    say(`wrote bench/results/${name} (docs/benchmarks.md shows the default run)`);
     return;
   }
   await writeFile(`${ROOT}bench/results/latest.json`, `${JSON.stringify(figures, null, 2)}\n`);

@@ -1,13 +1,18 @@
 /**
  * `npm run bench:gate`: how many gate reservations per second the Redis adapter gets through, next to
- * redis-benchmark running the very same Lua script by EVALSHA against the same server in the same run.
- * Prints the figures and the ratio, and writes bench/results/gate.json.
+ * redis-benchmark running the very same Lua script by EVALSHA against the same server in the same run; and
+ * the Redis part of placing an order (the allowance and the lock asked together, the gate, the unlock) with
+ * ioredis auto-pipelining on and off, in alternating rounds. Prints the figures and the ratios, and writes
+ * bench/results/gate.json.
  */
 import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { promisify } from 'node:util';
+import { orderLockKey } from '../src/application/index.js';
 import { connectRedis, type RedisClient } from '../src/adapters/redis/redis-connection.js';
+import { RedisLock } from '../src/adapters/redis/redis-lock.js';
+import { RedisRateLimiter } from '../src/adapters/redis/redis-rate-limiter.js';
 import { GATE_SCRIPTS, gateKeys, RedisStockGate } from '../src/adapters/redis/redis-stock-gate.js';
 
 const run = promisify(execFile);
@@ -82,6 +87,83 @@ const dropKeys = async (client: RedisClient, ...keys: string[]) => {
   for (const key of keys) await client.del(key);
 };
 
+const ORDERS = Number(process.env['BENCH_ORDERS'] ?? 30_000);
+
+type Admission = Readonly<{ ordersPerSec: number; cpuMicrosPerOrder: number }>;
+
+/**
+ * ORDERS orders' Redis calls, CONCURRENCY at a time, as PlaceOrder makes them: the allowance and the lock in
+ * one turn, the gate, the unlock. Every order is a new buyer, so every call does its full work.
+ */
+const admissionRound = async (
+  client: RedisClient,
+  subscriber: RedisClient,
+  namespace: string,
+  round: string,
+): Promise<Admission> => {
+  const limiter = new RedisRateLimiter(client, { points: HUGE, durationSeconds: 60, namespace });
+  const lock = new RedisLock(client, subscriber, { namespace });
+  const gate = new RedisStockGate(client, namespace);
+  let next = 0;
+  const cpu = process.cpuUsage();
+  const started = performance.now();
+  await Promise.all(
+    Array.from({ length: CONCURRENCY }, async () => {
+      while (next < ORDERS) {
+        const i = next++;
+        const userId = `${round}-u${i}`;
+        const [allowed, handle] = await Promise.all([
+          limiter.tryConsume(userId),
+          lock.tryLock(orderLockKey(userId, 3), { waitMs: 0, leaseMs: 5_000 }),
+        ]);
+        if (!allowed || !handle) throw new Error('admission refused a new buyer');
+        const answer = await gate.reserve({
+          productId: 3,
+          orderId: `${round}-o${i}`,
+          userId,
+          quantity: 1,
+          perUserLimit: HUGE,
+        });
+        if (!answer.ok) throw new Error(`unexpected gate answer ${JSON.stringify(answer)}`);
+        await handle.release();
+      }
+    }),
+  );
+  const seconds = (performance.now() - started) / 1000;
+  const used = process.cpuUsage(cpu);
+  return {
+    ordersPerSec: Math.round(ORDERS / seconds),
+    cpuMicrosPerOrder: Math.round((used.user + used.system) / ORDERS),
+  };
+};
+
+/** The admission path with auto-pipelining on and off, alternating (off, on, on, off, …), medians. */
+const autoPipelining = async (namespace: string) => {
+  const clients = {
+    on: connectRedis({ url: url.toString(), commandTimeoutMs: 10_000, autoPipelining: true }),
+    off: connectRedis({ url: url.toString(), commandTimeoutMs: 10_000, autoPipelining: false }),
+  };
+  const subscriber = connectRedis({ url: url.toString(), subscriber: true });
+  try {
+    await new RedisStockGate(clients.on, namespace).warm(3, HUGE, { force: true });
+    const rounds: Record<'on' | 'off', Admission[]> = { on: [], off: [] };
+    await admissionRound(clients.on, subscriber, namespace, 'warm-on');
+    await admissionRound(clients.off, subscriber, namespace, 'warm-off');
+    for (let round = 0; round < ROUNDS; round += 1)
+      for (const mode of round % 2 === 0 ? (['off', 'on'] as const) : (['on', 'off'] as const))
+        rounds[mode].push(await admissionRound(clients[mode], subscriber, namespace, `${mode}${round}`));
+    const summary = (mode: 'on' | 'off') => ({
+      ordersPerSec: Math.round(median(rounds[mode].map((r) => r.ordersPerSec))),
+      cpuMicrosPerOrder: Math.round(median(rounds[mode].map((r) => r.cpuMicrosPerOrder))),
+      rounds: rounds[mode],
+    });
+    return { on: summary('on'), off: summary('off') };
+  } finally {
+    subscriber.disconnect();
+    await Promise.all([clients.on.quit(), clients.off.quit()]);
+  }
+};
+
 const main = async () => {
   const namespace = `bench-${randomUUID()}:`;
   const client = connectRedis({ url: url.toString(), commandTimeoutMs: 10_000 });
@@ -101,6 +183,7 @@ const main = async () => {
       pipelined.push(await redisBenchmarkRound(sha, baselineKeys, 'pipelined'));
       adapter.push(await adapterRound(gate, round));
     }
+    const admission = await autoPipelining(namespace);
     const result = {
       measuredAt: new Date().toISOString(),
       redis: url.host,
@@ -115,6 +198,13 @@ const main = async () => {
       adapterRounds: adapter.map(Math.round),
       redisBenchmarkRounds: baseline.map(Math.round),
       redisBenchmarkPipelinedRounds: pipelined.map(Math.round),
+      admission: {
+        orders: ORDERS,
+        autoPipeliningOn: admission.on,
+        autoPipeliningOff: admission.off,
+        speedup: Number((admission.on.ordersPerSec / admission.off.ordersPerSec).toFixed(2)),
+        cpuRatio: Number((admission.on.cpuMicrosPerOrder / admission.off.cpuMicrosPerOrder).toFixed(2)),
+      },
     };
     await mkdir('bench/results', { recursive: true });
     await writeFile('bench/results/gate.json', `${JSON.stringify(result, null, 2)}\n`);
@@ -126,11 +216,22 @@ const main = async () => {
         `  redis-benchmark EVALSHA (1 connection, -P ${CONCURRENCY})  ${result.redisBenchmarkPipelinedPerSec.toLocaleString('en')} calls/s  rounds ${result.redisBenchmarkPipelinedRounds.join(', ')}`,
         `  ratio adapter / redis-benchmark ${CONCURRENCY} connections  ${result.ratio}`,
         `  ratio adapter / redis-benchmark pipelined      ${result.ratioToPipelined}`,
+        `order admission (allowance + lock, gate, unlock), ${ORDERS} orders × ${ROUNDS} rounds, ${CONCURRENCY} in flight:`,
+        `  auto-pipelining off  ${admission.off.ordersPerSec.toLocaleString('en')} orders/s, ${admission.off.cpuMicrosPerOrder} µs of Node CPU per order`,
+        `  auto-pipelining on   ${admission.on.ordersPerSec.toLocaleString('en')} orders/s, ${admission.on.cpuMicrosPerOrder} µs of Node CPU per order`,
+        `  on / off             × ${result.admission.speedup} orders/s, × ${result.admission.cpuRatio} CPU per order`,
         '',
       ].join('\n'),
     );
   } finally {
     await dropKeys(client, ...Object.values(adapterKeys), ...Object.values(baselineKeys));
+    // the admission rounds' keys: the product's gate, and one lock, fence and allowance per buyer
+    let cursor = '0';
+    do {
+      const [nextCursor, keys] = await client.scan(cursor, 'MATCH', `*${namespace}*`, 'COUNT', 1_000);
+      cursor = nextCursor;
+      if (keys.length > 0) await client.del(...keys);
+    } while (cursor !== '0');
     await client.quit();
   }
 };
