@@ -354,7 +354,12 @@ const burstPhase = async (base: string, run: Run, db: string, pid?: number): Pro
     ),
   );
   const orders = await placeOrders(base, productId, tokens, 50);
-  while ((await undecidedRows(run, db)) > 0) await sleep(100);
+  const deadline = Date.now() + DRAIN_TIMEOUT_MS;
+  const undecidedBurst = () =>
+    count(run.admin, `SELECT COUNT(*) FROM \`${db}\`.orders WHERE status = 'RESERVED' AND product_id = ?`, [
+      productId,
+    ]);
+  while ((await undecidedBurst()) > 0 && Date.now() < deadline) await sleep(100);
   const result = await withCpu('pay/cancel burst', pid, () => payOrCancel(base, orders, BURST.concurrency));
   say(`pay/cancel burst: ${JSON.stringify(result)}; cores ${JSON.stringify(cpuUse['pay/cancel burst'])}`);
   return result;

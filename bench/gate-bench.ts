@@ -89,7 +89,20 @@ const dropKeys = async (client: RedisClient, ...keys: string[]) => {
 
 const ORDERS = Number(process.env['BENCH_ORDERS'] ?? 30_000);
 
-type Admission = Readonly<{ ordersPerSec: number; cpuMicrosPerOrder: number }>;
+type Admission = Readonly<{
+  ordersPerSec: number;
+  /** this process: ioredis and the adapters */
+  cpuMicrosPerOrder: number;
+  /** the Redis server (INFO cpu), which shares the machine's cores */
+  redisCpuMicrosPerOrder: number;
+}>;
+
+/** The Redis server's CPU seconds so far (user + system), from INFO cpu. */
+const redisCpuSeconds = async (client: RedisClient): Promise<number> => {
+  const info = await client.info('cpu');
+  const read = (name: string) => Number(new RegExp(`${name}:([\\d.]+)`).exec(info)?.[1] ?? 0);
+  return read('used_cpu_user') + read('used_cpu_sys');
+};
 
 /**
  * ORDERS orders' Redis calls, CONCURRENCY at a time, as PlaceOrder makes them: the allowance and the lock in
@@ -105,6 +118,7 @@ const admissionRound = async (
   const lock = new RedisLock(client, subscriber, { namespace });
   const gate = new RedisStockGate(client, namespace);
   let next = 0;
+  const redisBefore = await redisCpuSeconds(client);
   const cpu = process.cpuUsage();
   const started = performance.now();
   await Promise.all(
@@ -131,9 +145,11 @@ const admissionRound = async (
   );
   const seconds = (performance.now() - started) / 1000;
   const used = process.cpuUsage(cpu);
+  const redisUsed = (await redisCpuSeconds(client)) - redisBefore;
   return {
     ordersPerSec: Math.round(ORDERS / seconds),
     cpuMicrosPerOrder: Math.round((used.user + used.system) / ORDERS),
+    redisCpuMicrosPerOrder: Math.round((redisUsed * 1e6) / ORDERS),
   };
 };
 
@@ -155,6 +171,7 @@ const autoPipelining = async (namespace: string) => {
     const summary = (mode: 'on' | 'off') => ({
       ordersPerSec: Math.round(median(rounds[mode].map((r) => r.ordersPerSec))),
       cpuMicrosPerOrder: Math.round(median(rounds[mode].map((r) => r.cpuMicrosPerOrder))),
+      redisCpuMicrosPerOrder: Math.round(median(rounds[mode].map((r) => r.redisCpuMicrosPerOrder))),
       rounds: rounds[mode],
     });
     return { on: summary('on'), off: summary('off') };
@@ -204,6 +221,11 @@ const main = async () => {
         autoPipeliningOff: admission.off,
         speedup: Number((admission.on.ordersPerSec / admission.off.ordersPerSec).toFixed(2)),
         cpuRatio: Number((admission.on.cpuMicrosPerOrder / admission.off.cpuMicrosPerOrder).toFixed(2)),
+        redisCpuRatio: Number(
+          (admission.on.redisCpuMicrosPerOrder / Math.max(1, admission.off.redisCpuMicrosPerOrder)).toFixed(
+            2,
+          ),
+        ),
       },
     };
     await mkdir('bench/results', { recursive: true });
@@ -217,9 +239,9 @@ const main = async () => {
         `  ratio adapter / redis-benchmark ${CONCURRENCY} connections  ${result.ratio}`,
         `  ratio adapter / redis-benchmark pipelined      ${result.ratioToPipelined}`,
         `order admission (allowance + lock, gate, unlock), ${ORDERS} orders × ${ROUNDS} rounds, ${CONCURRENCY} in flight:`,
-        `  auto-pipelining off  ${admission.off.ordersPerSec.toLocaleString('en')} orders/s, ${admission.off.cpuMicrosPerOrder} µs of Node CPU per order`,
-        `  auto-pipelining on   ${admission.on.ordersPerSec.toLocaleString('en')} orders/s, ${admission.on.cpuMicrosPerOrder} µs of Node CPU per order`,
-        `  on / off             × ${result.admission.speedup} orders/s, × ${result.admission.cpuRatio} CPU per order`,
+        `  auto-pipelining off  ${admission.off.ordersPerSec.toLocaleString('en')} orders/s, ${admission.off.cpuMicrosPerOrder} µs of Node CPU and ${admission.off.redisCpuMicrosPerOrder} µs of Redis CPU per order`,
+        `  auto-pipelining on   ${admission.on.ordersPerSec.toLocaleString('en')} orders/s, ${admission.on.cpuMicrosPerOrder} µs of Node CPU and ${admission.on.redisCpuMicrosPerOrder} µs of Redis CPU per order`,
+        `  on / off             × ${result.admission.speedup} orders/s, × ${result.admission.cpuRatio} Node CPU, × ${result.admission.redisCpuRatio} Redis CPU per order`,
         '',
       ].join('\n'),
     );
