@@ -47,9 +47,20 @@ describe('two worker processes on the real stack', () => {
         expect(new Set([...a!, ...b!]).size).toBe(a!.length + b!.length);
         expect(a!.length + b!.length).toBe(4);
       },
-      45_000,
+      90_000,
       200,
-    );
+    ).catch((failure: unknown) => {
+      // what each worker said about its groups and the broker, to tell a slow rebalance from a dead worker
+      const said = workers.map((w, i) => ({
+        worker: i,
+        exit: w.child.exitCode ?? w.child.signalCode,
+        lines: w.lines
+          .filter((l) => Number(l['level']) >= 40 || /group|kafka|worker/.test(String(l['msg'])))
+          .slice(-15)
+          .map((l) => `${String(l['msg'])} ${JSON.stringify(l['groupId'] ?? l['err'] ?? '')}`),
+      }));
+      throw new Error(`${String(failure)}\n${JSON.stringify(said, null, 2)}`);
+    });
 
     const client = new ApiClient(api.url, TEST_SECRET);
     const products = await inParallel(
@@ -78,7 +89,7 @@ describe('two worker processes on the real stack', () => {
       token: await client.token('auditor', 'admin'),
     });
     expect(audit.body['violations']).toEqual([]);
-  });
+  }, 180_000);
 
   it('run each scheduled job once per tick between them, never twice', async () => {
     const runs = () =>
