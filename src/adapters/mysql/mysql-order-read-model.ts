@@ -1,6 +1,6 @@
 import type { OrderStatus, ReleaseReason } from '../../domain/index.js';
 import type { OrderReadModel, OrderView, StatusTally } from '../../application/index.js';
-import { type OrderRow, OrderSchema } from './mysql-schema.js';
+import { OrderSchema } from './mysql-schema.js';
 import type { MySqlSession } from './mysql-session.js';
 import { fromDateTime, marks, toDateTime } from './mysql-sql.js';
 
@@ -26,21 +26,12 @@ const fromRecord = (row: OrderRecord): OrderView => ({
   updatedAt: fromDateTime(row.updated_at),
 });
 
+const COLUMNS = 'order_id, user_id, product_id, quantity, status, reason, reserved_at, updated_at';
+
 /** Replaces every column of a known order: the read model always holds the latest state. */
 const UPSERT = `INSERT INTO orders (order_id, user_id, product_id, quantity, status, reason, reserved_at, updated_at) VALUES ?
   ON DUPLICATE KEY UPDATE user_id = VALUES(user_id), product_id = VALUES(product_id), quantity = VALUES(quantity),
   status = VALUES(status), reason = VALUES(reason), reserved_at = VALUES(reserved_at), updated_at = VALUES(updated_at)`;
-
-const toView = (row: OrderRow): OrderView => ({
-  orderId: row.orderId,
-  userId: row.userId,
-  productId: row.productId,
-  quantity: row.quantity,
-  status: row.status as OrderStatus,
-  reason: row.reason as ReleaseReason | null,
-  reservedAt: row.reservedAt.toISOString(),
-  updatedAt: row.updatedAt.toISOString(),
-});
 
 const toValues = (order: OrderView) => [
   order.orderId,
@@ -73,10 +64,9 @@ export class MySqlOrderReadModel implements OrderReadModel {
 
   get(orderId: string): Promise<OrderView | null> {
     return this.session.run('read order', async ({ sql }) => {
-      const [row] = await sql.execute<OrderRecord[]>(
-        'SELECT order_id, user_id, product_id, quantity, status, reason, reserved_at, updated_at FROM orders WHERE order_id = ?',
-        [orderId],
-      );
+      const [row] = await sql.execute<OrderRecord[]>(`SELECT ${COLUMNS} FROM orders WHERE order_id = ?`, [
+        orderId,
+      ]);
       return row ? fromRecord(row) : null;
     });
   }
@@ -109,14 +99,13 @@ export class MySqlOrderReadModel implements OrderReadModel {
   }
 
   findByStatus(status: OrderStatus, updatedBefore: string, limit: number): Promise<OrderView[]> {
-    return this.session.run('orders by status', async ({ em }) =>
+    return this.session.run('orders by status', async ({ sql }) =>
       (
-        await em.find(
-          OrderSchema,
-          { status, updatedAt: { $lt: new Date(updatedBefore) } },
-          { orderBy: { updatedAt: 'asc' }, limit, disableIdentityMap: true },
+        await sql.query<OrderRecord[]>(
+          `SELECT ${COLUMNS} FROM orders WHERE status = ? AND updated_at < ? ORDER BY updated_at LIMIT ?`,
+          [status, toDateTime(updatedBefore), limit],
         )
-      ).map(toView),
+      ).map(fromRecord),
     );
   }
 
@@ -138,14 +127,14 @@ export class MySqlOrderReadModel implements OrderReadModel {
   }
 
   findByProduct(productId: number, statuses: readonly OrderStatus[]): Promise<OrderView[]> {
-    return this.session.run('orders by product', async ({ em }) =>
+    if (statuses.length === 0) return Promise.resolve([]);
+    return this.session.run('orders by product', async ({ sql }) =>
       (
-        await em.find(
-          OrderSchema,
-          { productId, status: { $in: [...statuses] } },
-          { disableIdentityMap: true },
+        await sql.query<OrderRecord[]>(
+          `SELECT ${COLUMNS} FROM orders WHERE product_id = ? AND status IN (${marks(statuses.length)})`,
+          [productId, ...statuses],
         )
-      ).map(toView),
+      ).map(fromRecord),
     );
   }
 }
