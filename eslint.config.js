@@ -89,9 +89,7 @@ export default defineConfig(
       'no-restricted-imports': [
         'error',
         {
-          paths: [
-            { name: './mysql-sql.js', importNames: ['pooledStatements', 'knexClientOf', 'statementsOn'] },
-          ],
+          paths: [{ name: './mysql-sql.js', importNames: ['pooledStatements', 'statementsOn'] }],
         },
       ],
     },

@@ -44,12 +44,12 @@ export const statementsOn = (connection: DriverConnection): SqlStatements => ({
   query: (sql, params) => call(connection.query.bind(connection), sql, params),
 });
 
-export const knexClientOf = (orm: MikroORM): KnexClient =>
-  orm.em.getConnection().getKnex().client as KnexClient;
-
-/** Outside a transaction: each statement borrows a pooled connection for itself (autocommit). */
+/**
+ * Outside a transaction only: each statement borrows a pooled connection for itself (autocommit). A unit of
+ * work never uses these; it hands its stores the transaction's own connection (`statementsOn`).
+ */
 export const pooledStatements = (orm: MikroORM): SqlStatements => {
-  const client = knexClientOf(orm);
+  const client = orm.em.getKnex().client as KnexClient;
   const borrow = async <T>(use: (statements: SqlStatements) => Promise<T>): Promise<T> => {
     const connection = await client.acquireConnection();
     try {
