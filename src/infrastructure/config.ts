@@ -29,9 +29,15 @@ const EnvSchema = z.object({
   SECKILL_KAFKA_REQUEST_TIMEOUT_MS: intFrom(5_000, 100),
   SECKILL_KAFKA_CONCURRENCY: intFrom(2, 1),
   SECKILL_KAFKA_MAX_BYTES_PER_PARTITION: intFrom(1_048_576, 1_024),
-  SECKILL_KAFKA_CREATE_TOPICS: z.enum(['true', 'false']).default('false'),
+  SECKILL_KAFKA_CREATE_TOPICS: z.enum(['true', 'false']).default('true'),
   SECKILL_KAFKA_PARTITIONS: intFrom(12, 1),
   SECKILL_KAFKA_REPLICATION: intFrom(3, 1),
+  SECKILL_KAFKA_MIN_INSYNC_REPLICAS: intFrom(2, 1),
+  SECKILL_KAFKA_IDEMPOTENT: z.enum(['true', 'false']).default('true'),
+  SECKILL_KAFKA_NAMESPACE: z
+    .string()
+    .regex(/^[A-Za-z0-9_.-]*$/, 'letters, digits and _ . - only (a Kafka topic name)')
+    .default(''),
   SECKILL_KAFKA_BROKERS: z.string().default('127.0.0.1:9092'),
   SECKILL_JWT_SECRET: z.string().min(32, 'SECKILL_JWT_SECRET must be at least 32 characters').optional(),
   SECKILL_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
@@ -94,10 +100,15 @@ export type Config = Readonly<{
     requestTimeoutMs: number;
     partitionsConsumedConcurrently: number;
     maxBytesPerPartition: number;
-    /** create the topics at start (a real cluster); the test broker auto-creates them */
+    /** create the topics at start (off where the service may not create topics, or on librdkafka's mock) */
     createTopics: boolean;
     partitions: number;
     replicationFactor: number;
+    minInsyncReplicas: number;
+    /** the idempotent producer (off only on a broker without a controller: librdkafka's mock) */
+    idempotent: boolean;
+    /** prefix of every topic and consumer group (`<namespace>.seckill.orders.reserved`); '' for none */
+    namespace: string;
   }>;
   kafkaBrokers: string[];
   jwtSecret: string;
@@ -178,6 +189,9 @@ export const loadConfig = (env: NodeJS.ProcessEnv = process.env): Config => {
       createTopics: e.SECKILL_KAFKA_CREATE_TOPICS === 'true',
       partitions: e.SECKILL_KAFKA_PARTITIONS,
       replicationFactor: e.SECKILL_KAFKA_REPLICATION,
+      minInsyncReplicas: e.SECKILL_KAFKA_MIN_INSYNC_REPLICAS,
+      idempotent: e.SECKILL_KAFKA_IDEMPOTENT === 'true',
+      namespace: e.SECKILL_KAFKA_NAMESPACE,
     },
     kafkaBrokers: e.SECKILL_KAFKA_BROKERS.split(',')
       .map((b) => b.trim())

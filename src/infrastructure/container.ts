@@ -137,6 +137,7 @@ const bindRealProfile = (
         sessionTimeoutMs: config.kafka.sessionTimeoutMs,
         partitionsConsumedConcurrently: config.kafka.partitionsConsumedConcurrently,
         maxBytesPerPartition: config.kafka.maxBytesPerPartition,
+        names: r.kafkaNames,
       }),
   );
   singleton(

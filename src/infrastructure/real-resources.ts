@@ -5,6 +5,7 @@ import { createKafka } from '../adapters/kafka/kafka-connection.js';
 import { KafkaConsumerLag } from '../adapters/kafka/kafka-consumer-lag.js';
 import { KafkaHealthCheck } from '../adapters/kafka/kafka-health-check.js';
 import { KafkaMessagePublisher } from '../adapters/kafka/kafka-message-publisher.js';
+import { KafkaNames } from '../adapters/kafka/kafka-names.js';
 import { openMySql } from '../adapters/mysql/mysql-orm.js';
 import { connectRedis, type RedisClient } from '../adapters/redis/redis-connection.js';
 import type { Config } from './config.js';
@@ -17,25 +18,46 @@ export type RealResources = Readonly<{
   redisSubscriber: RedisClient;
   orm: MikroORM;
   kafka: Kafka;
+  kafkaNames: KafkaNames;
   publisher: KafkaMessagePublisher;
   kafkaHealth: KafkaHealthCheck;
   consumerLag: KafkaConsumerLag;
   close: () => Promise<void>;
 }>;
 
-const createTopics = async (kafka: Kafka, config: Config, logger: AppLogger): Promise<void> => {
+/**
+ * Creates the service's topics (replication and `min.insync.replicas` as configured; a topic that exists is
+ * left alone) and says loudly when an existing topic is replicated less than configured: with fewer
+ * replicas than `min.insync.replicas`, or with one replica, a broker's death loses or blocks messages.
+ */
+const createTopics = async (
+  kafka: Kafka,
+  config: Config,
+  names: KafkaNames,
+  logger: AppLogger,
+): Promise<void> => {
   const admin = kafka.admin();
   await admin.connect();
   try {
+    const topics = Object.values(Topics).map((topic) => names.topic(topic));
     const created = await admin.createTopics({
       waitForLeaders: true,
-      topics: Object.values(Topics).map((topic) => ({
+      topics: topics.map((topic) => ({
         topic,
         numPartitions: config.kafka.partitions,
         replicationFactor: config.kafka.replicationFactor,
+        configEntries: [{ name: 'min.insync.replicas', value: String(config.kafka.minInsyncReplicas) }],
       })),
     });
-    logger.info({ created }, 'kafka topics checked');
+    const { topics: found } = await admin.fetchTopicMetadata({ topics });
+    const layout = found.map((t) => ({
+      topic: t.name,
+      partitions: t.partitions.length,
+      replicas: Math.min(...t.partitions.map((p) => p.replicas.length)),
+    }));
+    logger.info({ created, layout }, 'kafka topics checked');
+    for (const t of layout.filter((l) => l.replicas < config.kafka.replicationFactor))
+      logger.warn(t, `kafka topic ${t.topic} has fewer replicas than SECKILL_KAFKA_REPLICATION`);
   } finally {
     await admin.disconnect();
   }
@@ -57,19 +79,25 @@ export const openRealResources = async (config: Config, logger: AppLogger): Prom
     },
     logger,
   );
-  if (config.kafka.createTopics) await createTopics(kafka, config, logger);
-  const publisher = new KafkaMessagePublisher(kafka, config.kafka.requestTimeoutMs);
+  const names = new KafkaNames(config.kafka.namespace);
+  if (config.kafka.createTopics) await createTopics(kafka, config, names, logger);
+  const publisher = new KafkaMessagePublisher(kafka, {
+    sendTimeoutMs: config.kafka.requestTimeoutMs,
+    idempotent: config.kafka.idempotent,
+    names,
+  });
   // buyers never wait for the broker: connect in the background; a publish before that waits or fails to the outbox
   publisher
     .connect()
     .catch((error: unknown) => logger.warn({ err: String(error) }, 'kafka producer not connected yet'));
   const kafkaHealth = new KafkaHealthCheck(kafka);
-  const consumerLag = new KafkaConsumerLag(kafka);
+  const consumerLag = new KafkaConsumerLag(kafka, names);
   return {
     redis,
     redisSubscriber,
     orm,
     kafka,
+    kafkaNames: names,
     publisher,
     kafkaHealth,
     consumerLag,

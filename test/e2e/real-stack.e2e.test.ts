@@ -77,6 +77,7 @@ describe('the real stack (Redis + MariaDB + Kafka protocol) over HTTP', () => {
     const replayer = new KafkaMessageSubscriber(kafka, silentLogger, {
       sessionTimeoutMs: 6_000,
       maxWaitTimeMs: 200,
+      names: stack.broker.names,
     });
     const commit = service.get<CommitReservations>(TYPES.CommitReservations);
     const groupId = `${ConsumerGroups.COMMIT}-replay-${randomUUID()}`;
@@ -86,7 +87,7 @@ describe('the real stack (Redis + MariaDB + Kafka protocol) over HTTP', () => {
       replayed += messages.length;
     });
     try {
-      await groupsCaughtUp(kafka, [{ groupId, topic: Topics.ORDERS_RESERVED }], 60_000);
+      await groupsCaughtUp(kafka, [{ groupId, topic: Topics.ORDERS_RESERVED }], stack.broker.names, 60_000);
     } finally {
       await replayer.stop();
     }

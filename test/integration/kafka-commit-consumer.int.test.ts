@@ -72,7 +72,11 @@ describe('the commit consumer on Kafka while MariaDB goes away', () => {
     });
     const gate = new MemoryStockGate();
     await gate.warm(product.productId, 30); // more than MySQL has: MySQL's word must decide the last 5
-    const publisher = new KafkaMessagePublisher(kafka);
+    await broker.createTopics(Topics.ORDERS_RESERVED, Topics.STOCK_COMPENSATION);
+    const publisher = new KafkaMessagePublisher(kafka, {
+      names: broker.names,
+      idempotent: broker.cluster !== null,
+    });
     const dispatcher = new OutboxDispatcher(
       new MySqlOutbox(direct),
       publisher,
@@ -125,6 +129,7 @@ describe('the commit consumer on Kafka while MariaDB goes away', () => {
       retryDelayMs: 200,
       sessionTimeoutMs: 6_000,
       maxWaitTimeMs: 200,
+      names: broker.names,
     });
     try {
       await subscriber.subscribe({ topic: Topics.ORDERS_RESERVED, groupId: ConsumerGroups.COMMIT }, (m) =>
@@ -154,6 +159,7 @@ describe('the commit consumer on Kafka while MariaDB goes away', () => {
       await groupsCaughtUp(
         kafka,
         [{ groupId: ConsumerGroups.COMMIT, topic: Topics.ORDERS_RESERVED }],
+        broker.names,
         60_000,
       );
 

@@ -8,7 +8,7 @@ import { KafkaMessageSubscriber } from '../../src/adapters/kafka/kafka-message-s
 import { eventually, silentLogger } from '../support/contract-helpers.js';
 import { startTestBroker, type TestBroker } from '../support/kafka.js';
 
-describe('KafkaConsumerLag on the Kafka-protocol test broker', () => {
+describe("KafkaConsumerLag on the test run's Kafka", () => {
   let broker: TestBroker;
   let kafka: Kafka;
 
@@ -22,15 +22,21 @@ describe('KafkaConsumerLag on the Kafka-protocol test broker', () => {
   });
 
   it('reports nothing behind before any message, what the commit group has not acknowledged, then 0', async () => {
-    const lag = new KafkaConsumerLag(kafka);
-    const publisher = new KafkaMessagePublisher(kafka);
+    const lag = new KafkaConsumerLag(kafka, broker.names);
+    const publisher = new KafkaMessagePublisher(kafka, {
+      names: broker.names,
+      idempotent: broker.cluster !== null,
+    });
     const subscriber = new KafkaMessageSubscriber(kafka, silentLogger, {
       retryDelayMs: 100,
       sessionTimeoutMs: 6_000,
       maxWaitTimeMs: 200,
+      names: broker.names,
     });
     const of = async (groupId: string) => (await lag.lag()).find((g) => g.groupId === groupId)?.lag;
     try {
+      expect(await of(ConsumerGroups.COMMIT)).toBe(0);
+      await broker.createTopics(Topics.ORDERS_RESERVED);
       expect(await of(ConsumerGroups.COMMIT)).toBe(0);
       for (let i = 0; i < 5; i++)
         await publisher.publish({

@@ -21,13 +21,17 @@ afterAll(async () => {
 });
 
 messagingContract(
-  'Kafka (KafkaJS on the Kafka-protocol test broker)',
+  `Kafka (KafkaJS on ${process.env['SECKILL_TEST_KAFKA'] === 'mock' ? "librdkafka's mock cluster" : 'Apache Kafka'})`,
   () => {
-    const publisher = new KafkaMessagePublisher(kafka);
+    const publisher = new KafkaMessagePublisher(kafka, {
+      names: broker.names,
+      idempotent: broker.cluster !== null,
+    });
     const inner = new KafkaMessageSubscriber(kafka, silentLogger, {
       retryDelayMs: 100,
       sessionTimeoutMs: 6_000,
       maxWaitTimeMs: 200,
+      names: broker.names,
     });
     const subscriptions: Array<{ groupId: string; topic: string }> = [];
     const subscriber: MessageSubscriber = {
@@ -40,7 +44,12 @@ messagingContract(
         await inner.stop();
       },
     };
-    return Promise.resolve({ publisher, subscriber, drained: () => groupsCaughtUp(kafka, subscriptions) });
+    return Promise.resolve({
+      publisher,
+      subscriber,
+      drained: () => groupsCaughtUp(kafka, subscriptions, broker.names),
+      createTopic: (topic: string) => broker.createTopics(topic),
+    });
   },
   async (fixture) => {
     await fixture.subscriber.stop();

@@ -8,7 +8,7 @@ import { startTestBroker, type TestBroker } from './kafka.js';
 
 export const TEST_SECRET = 'seckill-real-stack-test-secret-0123456789';
 
-/** One isolated real stack: a database, a Redis namespace and a Kafka-protocol broker of its own. */
+/** One isolated real stack: a database, a Redis namespace and a namespace of topics and groups on Kafka. */
 export type RealStack = Readonly<{
   db: TestDatabase;
   broker: TestBroker;
@@ -32,6 +32,7 @@ export const createRealStack = async (extraEnv: Record<string, string> = {}): Pr
     SECKILL_REDIS_URL: process.env['SECKILL_REDIS_URL'] ?? 'redis://127.0.0.1:6379',
     SECKILL_REDIS_NAMESPACE: namespace,
     SECKILL_KAFKA_BROKERS: broker.brokers,
+    ...broker.env,
     SECKILL_KAFKA_SESSION_TIMEOUT_MS: '6000',
     SECKILL_LOG_LEVEL: 'silent',
     SECKILL_HOST: '127.0.0.1',

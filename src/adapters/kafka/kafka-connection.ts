@@ -9,6 +9,12 @@ export type KafkaOptions = Readonly<{
   connectionTimeoutMs?: number;
 }>;
 
+/**
+ * KafkaJS warns about every idempotent producer whose retries are bounded. They are on purpose: a send that
+ * keeps failing is left to the outbox relay instead of holding the publisher forever.
+ */
+const EXPECTED = new Set(['Limiting retries for the idempotent producer may invalidate EoS guarantees']);
+
 /** KafkaJS with its logs sent to the service's logger (warnings and errors only). */
 export const createKafka = (options: KafkaOptions, logger: Logger): Kafka =>
   new Kafka({
@@ -22,6 +28,7 @@ export const createKafka = (options: KafkaOptions, logger: Logger): Kafka =>
       () =>
       ({ namespace, level, log }: LogEntry) => {
         const { message, ...details } = log;
+        if (EXPECTED.has(message)) return;
         const entry = { kafka: namespace, ...details };
         if (level <= logLevel.ERROR) logger.error(entry, `kafka: ${message}`);
         else logger.warn(entry, `kafka: ${message}`);

@@ -6,6 +6,7 @@ import {
   InfrastructureUnavailable,
   Topics,
 } from '../../application/index.js';
+import { KafkaNames } from './kafka-names.js';
 
 const SUBSCRIPTIONS = [
   { groupId: ConsumerGroups.COMMIT, topic: Topics.ORDERS_RESERVED },
@@ -25,16 +26,21 @@ export const groupLag = async (admin: Admin, groupId: string, topic: string): Pr
   return Number(behind);
 };
 
-const unknownTopic = (error: unknown): boolean =>
-  typeof error === 'object' &&
-  error !== null &&
-  (error as { type?: unknown }).type === 'UNKNOWN_TOPIC_OR_PARTITION';
+/** A topic nobody has created yet, also under KafkaJS's retry wrappers (their `cause`). */
+const unknownTopic = (error: unknown, depth = 0): boolean => {
+  if (typeof error !== 'object' || error === null || depth > 5) return false;
+  const { type, cause } = error as { type?: unknown; cause?: unknown };
+  return type === 'UNKNOWN_TOPIC_OR_PARTITION' || unknownTopic(cause, depth + 1);
+};
 
 /** Consumer lag read from the broker's offsets through one admin connection. */
 export class KafkaConsumerLag implements ConsumerLag {
   private admin: Promise<Admin> | null = null;
 
-  constructor(private readonly kafka: Kafka) {}
+  constructor(
+    private readonly kafka: Kafka,
+    private readonly names = new KafkaNames(),
+  ) {}
 
   async lag(): Promise<GroupLag[]> {
     try {
@@ -42,10 +48,12 @@ export class KafkaConsumerLag implements ConsumerLag {
       const lags: GroupLag[] = [];
       for (const { groupId, topic } of SUBSCRIPTIONS) {
         // a topic nobody has published to yet does not exist: nothing to be behind on
-        const lag = await groupLag(admin, groupId, topic).catch((error: unknown) => {
-          if (unknownTopic(error)) return 0;
-          throw error;
-        });
+        const lag = await groupLag(admin, this.names.group(groupId), this.names.topic(topic)).catch(
+          (error: unknown) => {
+            if (unknownTopic(error)) return 0;
+            throw error;
+          },
+        );
         lags.push({ groupId, topic, lag });
       }
       return lags;

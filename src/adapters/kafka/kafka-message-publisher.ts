@@ -4,24 +4,48 @@ import {
   type MessagePublisher,
   type OutboundMessage,
 } from '../../application/index.js';
+import { KafkaNames } from './kafka-names.js';
+
+export type KafkaPublisherOptions = Readonly<{
+  /** a send without the brokers' acknowledgement by then fails (the outbox relay sends it again) */
+  sendTimeoutMs?: number;
+  /**
+   * The idempotent producer (on by default): the brokers drop a batch the producer retried after a lost
+   * acknowledgement, so a broker failure never writes a message twice. Off only for a broker without a
+   * controller (librdkafka's mock cluster), which cannot hand out producer ids.
+   */
+  idempotent?: boolean;
+  names?: KafkaNames;
+}>;
 
 /**
  * Publishes with acks from every in-sync replica (`acks: -1`), the message key being the product id so that
- * one product's orders stay in one partition, in order. Not idempotent: the test broker cannot do it, and
- * the consumers are idempotent anyway.
+ * one product's orders stay in one partition, in order.
+ *
+ * Sends go out one at a time: KafkaJS numbers an idempotent producer's batches per partition, and two sends
+ * racing on one partition can be refused as out of order. One send at a time costs nothing here, because
+ * each send already carries a whole batch of the outbox.
  */
 export class KafkaMessagePublisher implements MessagePublisher {
   private readonly producer: Producer;
+  private readonly names: KafkaNames;
+  private readonly sendTimeoutMs: number;
   private connecting: Promise<void> | null = null;
+  private readonly idempotent: boolean;
+  private queue: Promise<unknown> = Promise.resolve();
 
-  constructor(
-    kafka: Kafka,
-    private readonly sendTimeoutMs = 5_000,
-  ) {
+  constructor(kafka: Kafka, options: KafkaPublisherOptions = {}) {
+    this.sendTimeoutMs = options.sendTimeoutMs ?? 5_000;
+    this.names = options.names ?? new KafkaNames();
+    const idempotent = options.idempotent ?? true;
+    this.idempotent = idempotent;
     this.producer = kafka.producer({
       allowAutoTopicCreation: true,
-      idempotent: false,
+      idempotent,
+      maxInFlightRequests: idempotent ? 1 : undefined,
       createPartitioner: Partitioners.DefaultPartitioner,
+      // A bounded retry: a send that still fails is left to the outbox relay, and its duplicate (if the
+      // brokers had taken it after all) is skipped by the idempotent consumers.
       retry: { retries: 3, initialRetryTime: 100, maxRetryTime: 1_000 },
     });
     this.producer.on(this.producer.events.DISCONNECT, () => {
@@ -34,12 +58,20 @@ export class KafkaMessagePublisher implements MessagePublisher {
   }
 
   /** One produce request per broker for the whole batch, every topic in it. */
-  async publishMany(messages: readonly OutboundMessage[]): Promise<void> {
-    if (messages.length === 0) return;
+  publishMany(messages: readonly OutboundMessage[]): Promise<void> {
+    if (messages.length === 0) return Promise.resolve();
+    if (!this.idempotent) return this.send(messages);
+    const sent = this.queue.then(() => this.send(messages));
+    this.queue = sent.catch(() => undefined);
+    return sent;
+  }
+
+  private async send(messages: readonly OutboundMessage[]): Promise<void> {
     const byTopic = new Map<string, Message[]>();
     for (const m of messages) {
-      const list = byTopic.get(m.topic) ?? [];
-      byTopic.set(m.topic, list);
+      const topic = this.names.topic(m.topic);
+      const list = byTopic.get(topic) ?? [];
+      byTopic.set(topic, list);
       list.push({ key: m.key, value: m.payload, headers: { ...m.headers } });
     }
     try {

@@ -1,5 +1,6 @@
 import type { Consumer, EachBatchPayload, Kafka, KafkaMessage } from 'kafkajs';
 import type { InboundMessage, Logger, MessageSubscriber } from '../../application/index.js';
+import { KafkaNames } from './kafka-names.js';
 
 export type KafkaSubscriberOptions = Readonly<{
   /** partitions one consumer works on at once; one product always sits in one partition */
@@ -12,6 +13,7 @@ export type KafkaSubscriberOptions = Readonly<{
   maxWaitTimeMs?: number;
   /** bounds a batch: larger batches merge more decrements, smaller ones redo less after a crash */
   maxBytesPerPartition?: number;
+  names?: KafkaNames;
 }>;
 
 const headerText = (value: Buffer | string | (Buffer | string)[] | undefined): string | undefined => {
@@ -55,8 +57,11 @@ export class KafkaMessageSubscriber implements MessageSubscriber {
     spec: Readonly<{ topic: string; groupId: string }>,
     handler: (messages: readonly InboundMessage[]) => Promise<void>,
   ): Promise<void> {
+    const names = this.options.names ?? new KafkaNames();
+    const groupId = names.group(spec.groupId);
+    const topic = names.topic(spec.topic);
     const consumer = this.kafka.consumer({
-      groupId: spec.groupId,
+      groupId,
       allowAutoTopicCreation: true,
       sessionTimeout: this.options.sessionTimeoutMs ?? 30_000,
       // a rebalance waits for the members that are alive, not for a minute
@@ -70,17 +75,17 @@ export class KafkaMessageSubscriber implements MessageSubscriber {
     consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => {
       const { memberId, memberAssignment } = payload;
       this.logger.info(
-        { groupId: spec.groupId, memberId, assignment: memberAssignment, pid: process.pid },
+        { groupId, memberId, assignment: memberAssignment, pid: process.pid },
         'joined consumer group',
       );
     });
     await consumer.connect();
-    await consumer.subscribe({ topic: spec.topic, fromBeginning: true });
+    await consumer.subscribe({ topic, fromBeginning: true });
     await consumer.run({
       autoCommit: false,
       eachBatchAutoResolve: false,
       partitionsConsumedConcurrently: this.options.partitionsConsumedConcurrently ?? 2,
-      eachBatch: (payload) => this.handleBatch(consumer, spec.groupId, payload, handler),
+      eachBatch: (payload) => this.handleBatch(consumer, { groupId, topic: spec.topic }, payload, handler),
     });
   }
 
@@ -91,14 +96,15 @@ export class KafkaMessageSubscriber implements MessageSubscriber {
 
   private async handleBatch(
     consumer: Consumer,
-    groupId: string,
+    /** the group on the broker, and the topic by the service's name (the batch has the broker's) */
+    { groupId, topic: name }: Readonly<{ groupId: string; topic: string }>,
     payload: EachBatchPayload,
     handler: (messages: readonly InboundMessage[]) => Promise<void>,
   ): Promise<void> {
     const { batch } = payload;
     if (batch.messages.length === 0 || payload.isStale() || !payload.isRunning()) return;
     const { topic, partition } = batch;
-    const messages = batch.messages.map((m) => toInbound(topic, partition, m));
+    const messages = batch.messages.map((m) => toInbound(name, partition, m));
     try {
       await handler(messages);
     } catch (error) {
