@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { ConsumerGroups, Topics } from '../../src/application/index.js';
+import type { KafkaNames } from '../../src/adapters/kafka/kafka-names.js';
 import type { SeckillService } from '../../src/infrastructure/service.js';
 import { eventually } from '../support/contract-helpers.js';
 import { ApiClient, inParallel } from '../support/e2e-service.js';
@@ -7,17 +8,18 @@ import { runFlood } from '../support/flood.js';
 import { type LogLine, startWorker, type WorkerProcess } from '../support/processes.js';
 import { createRealStack, type RealStack, TEST_SECRET } from '../support/real-stack.js';
 
-const latestAssignment = (lines: readonly LogLine[]): number[] | null => {
+/** The order topic's partitions a worker's commit consumer was given when it last joined its group. */
+const latestAssignment = (lines: readonly LogLine[], names: KafkaNames): number[] | null => {
   const joins = lines.filter(
-    (l) => l['msg'] === 'joined consumer group' && l['groupId'] === ConsumerGroups.COMMIT,
+    (l) => l['msg'] === 'joined consumer group' && l['groupId'] === names.group(ConsumerGroups.COMMIT),
   );
   const last = joins.at(-1)?.['assignment'] as Record<string, number[]> | undefined;
-  return last ? (last[Topics.ORDERS_RESERVED] ?? []) : null;
+  return last ? (last[names.topic(Topics.ORDERS_RESERVED)] ?? []) : null;
 };
 
-const handled = (lines: readonly LogLine[]): number =>
+const handled = (lines: readonly LogLine[], names: KafkaNames): number =>
   lines
-    .filter((l) => l['msg'] === 'batch handled' && l['topic'] === Topics.ORDERS_RESERVED)
+    .filter((l) => l['msg'] === 'batch handled' && l['topic'] === names.topic(Topics.ORDERS_RESERVED))
     .reduce((sum, l) => sum + Number(l['messages']), 0);
 
 describe('two worker processes on the real stack', () => {
@@ -41,7 +43,7 @@ describe('two worker processes on the real stack', () => {
     // both members hold partitions of the order topic, between them all four, none twice
     await eventually(
       () => {
-        const [a, b] = workers.map((w) => latestAssignment(w.lines));
+        const [a, b] = workers.map((w) => latestAssignment(w.lines, stack.broker.names));
         expect(a?.length).toBeGreaterThan(0);
         expect(b?.length).toBeGreaterThan(0);
         expect(new Set([...a!, ...b!]).size).toBe(a!.length + b!.length);
@@ -82,7 +84,7 @@ describe('two worker processes on the real stack', () => {
     await api.drained(120_000);
 
     for (const flood of floods) expect(await flood.decide()).toMatchObject({ sold: 10, undecided: 0 });
-    const [first, second] = workers.map((w) => handled(w.lines));
+    const [first, second] = workers.map((w) => handled(w.lines, stack.broker.names));
     expect(first).toBeGreaterThan(0);
     expect(second).toBeGreaterThan(0);
     const audit = await client.request('GET', '/api/v1/admin/audit', {

@@ -27,30 +27,50 @@ export type KafkaPublisherOptions = Readonly<{
  * each send already carries a whole batch of the outbox.
  */
 export class KafkaMessagePublisher implements MessagePublisher {
-  private readonly producer: Producer;
+  private producer: Producer;
   private readonly names: KafkaNames;
   private readonly sendTimeoutMs: number;
   private connecting: Promise<void> | null = null;
   private readonly idempotent: boolean;
   private queue: Promise<unknown> = Promise.resolve();
 
-  constructor(kafka: Kafka, options: KafkaPublisherOptions = {}) {
+  constructor(
+    private readonly kafka: Kafka,
+    options: KafkaPublisherOptions = {},
+  ) {
     this.sendTimeoutMs = options.sendTimeoutMs ?? 5_000;
     this.names = options.names ?? new KafkaNames();
-    const idempotent = options.idempotent ?? true;
-    this.idempotent = idempotent;
-    this.producer = kafka.producer({
+    this.idempotent = options.idempotent ?? true;
+    this.producer = this.newProducer();
+  }
+
+  private newProducer(): Producer {
+    const producer = this.kafka.producer({
       allowAutoTopicCreation: true,
-      idempotent,
-      maxInFlightRequests: idempotent ? 1 : undefined,
+      idempotent: this.idempotent,
+      maxInFlightRequests: this.idempotent ? 1 : undefined,
       createPartitioner: Partitioners.DefaultPartitioner,
       // A bounded retry: a send that still fails is left to the outbox relay, and its duplicate (if the
       // brokers had taken it after all) is skipped by the idempotent consumers.
       retry: { retries: 3, initialRetryTime: 100, maxRetryTime: 1_000 },
     });
-    this.producer.on(this.producer.events.DISCONNECT, () => {
-      this.connecting = null;
+    producer.on(producer.events.DISCONNECT, () => {
+      if (producer === this.producer) this.connecting = null;
     });
+    return producer;
+  }
+
+  /**
+   * After a failed send an idempotent producer no longer knows which of its batches the brokers hold (a
+   * timed-out request may have been written after all), and KafkaJS would number the next batch from a
+   * sequence the brokers refuse as out of order, for ever. Like Kafka's own client, start again under a new
+   * producer id: the outbox relay sends what was lost, and the consumers skip what arrives twice.
+   */
+  private renewProducer(): void {
+    const old = this.producer;
+    this.producer = this.newProducer();
+    this.connecting = null;
+    old.disconnect().catch(() => undefined);
   }
 
   publish(message: OutboundMessage): Promise<void> {
@@ -82,6 +102,7 @@ export class KafkaMessagePublisher implements MessagePublisher {
         topicMessages: [...byTopic].map(([topic, list]) => ({ topic, messages: list })),
       });
     } catch (error) {
+      if (this.idempotent) this.renewProducer();
       throw new InfrastructureUnavailable(
         'kafka',
         `publish to ${[...byTopic.keys()].join(', ')}: ${String(error)}`,
