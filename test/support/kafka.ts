@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { Kafka, logLevel } from 'kafkajs';
+import { Kafka, logLevel, Partitioners } from 'kafkajs';
 import { groupLag } from '../../src/adapters/kafka/kafka-consumer-lag.js';
 import { KafkaNames } from '../../src/adapters/kafka/kafka-names.js';
 import { KafkaCluster } from '../../scripts/kafka/cluster.js';
@@ -145,6 +145,24 @@ export const requireCluster = (broker: TestBroker): KafkaCluster => {
   if (!broker.cluster)
     throw new Error(`this drill needs the test run's own Kafka cluster, not ${broker.description}`);
   return broker.cluster;
+};
+
+/** The partition of `topic` (the service's name) that the service's producer puts `key` in. */
+export const partitionOf = async (broker: TestBroker, topic: string, key: string): Promise<number> => {
+  const admin = adminOf(broker.brokers);
+  await admin.connect();
+  try {
+    const physical = broker.names.topic(topic);
+    const { topics } = await admin.fetchTopicMetadata({ topics: [physical] });
+    const partitionMetadata = topics[0]?.partitions ?? [];
+    return Partitioners.DefaultPartitioner()({
+      topic: physical,
+      partitionMetadata,
+      message: { key, value: null },
+    });
+  } finally {
+    await admin.disconnect();
+  }
 };
 
 /**
