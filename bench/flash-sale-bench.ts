@@ -1,6 +1,6 @@
 /**
  * `npm run bench`: the flash sale end to end on the real profile, next to its baselines, in one run on this
- * machine. It starts what it needs (a kcat mock broker, the service on a fresh database and Redis namespace
+ * machine. It starts what it needs (a 3-broker Apache Kafka cluster, the service on a fresh database and Redis namespace
  * — `seckill serve` taking the orders and `seckill worker` committing them, as a sale is deployed, or with
  * BENCH_DEPLOYMENT=all both in one process — and two baseline servers), drives each with autocannon, bursts payments and
  * cancellations at the service, measures MariaDB's hot-row ceiling and the commit consumer with and without
@@ -21,8 +21,8 @@ import { fileURLToPath } from 'node:url';
 import type { Connection, RowDataPacket } from 'mysql2/promise';
 import { JwtTokens } from '../src/adapters/http/tokens.js';
 import { connectRedis } from '../src/adapters/redis/redis-connection.js';
-import { type KafkaMock, startKafkaMock } from '../scripts/kafka-mock.js';
 import { writeChart } from './chart.js';
+import { type BenchBroker, startBenchBroker } from './lib/broker.js';
 import { drive, type LoadResult, perSecond } from './lib/cannon.js';
 import { cpuBetween, type CpuUse, othersBetween, type Others, type Probe, snapshot } from './lib/cpu.js';
 import { consumerRun, type ConsumerOptions } from './lib/consumer-bench.js';
@@ -365,7 +365,7 @@ const burstPhase = async (base: string, run: Run, db: string, pid?: number): Pro
   return result;
 };
 
-const realService = async (run: Run, kafka: KafkaMock): Promise<RealPhase> => {
+const realService = async (run: Run, kafka: BenchBroker): Promise<RealPhase> => {
   const db = `seckill_bench_${run.id}`;
   const namespace = `bench-${run.id}:`;
   onCleanup(`drop database ${db}`, () => dropDatabase(run.admin, db));
@@ -375,7 +375,7 @@ const realService = async (run: Run, kafka: KafkaMock): Promise<RealPhase> => {
     mysqlUrl: databaseUrl(db),
     namespace,
     brokers: kafka.brokers,
-    extra: TRIED,
+    extra: { ...kafka.env, ...TRIED },
   });
   say(`migrate: ${(await runNode(MAIN, ['migrate'], serviceEnvironment)).trim()}`);
   const service = await startService(serviceEnvironment);
@@ -533,15 +533,15 @@ const main = async (): Promise<Figures> => {
     `run ${id}: ${BUYERS} buyer tokens signed; ${CONNECTIONS.join(' and ')} connections, ${SECONDS} s per load`,
   );
 
-  const kafka = await startKafkaMock();
-  onCleanup('stop the kcat mock broker', kafka.stop);
+  const kafka = await startBenchBroker(say);
+  onCleanup('stop the Kafka cluster', kafka.stop);
   const facts = await serverFacts(admin);
   sharedProbes.push(
     { name: 'mariadb', pid: facts.mariadbPid },
     { name: 'redis', pid: facts.redisPid },
-    { name: 'kcat', pid: kafka.pid },
+    ...kafka.pids.map((pid) => ({ name: 'kafka', pid })),
   );
-  say(`kcat mock broker: ${kafka.brokers} (pid ${kafka.pid})`);
+  say(`Kafka: ${kafka.description}`);
 
   const naiveDb = `seckill_bench_${id}_naive`;
   onCleanup(`drop database ${naiveDb}`, () => dropDatabase(admin, naiveDb));
@@ -597,6 +597,7 @@ const main = async (): Promise<Figures> => {
       loadAverageStart,
       loadAverageEnd: load1(),
     },
+    broker: kafka.facts,
     settings: {
       secondsPerLoad: SECONDS,
       warmUpSeconds: WARMUP_SECONDS,

@@ -1,6 +1,6 @@
 /**
- * `npm run bench:profile`: where the real service's CPU goes while it accepts orders. It starts a kcat mock
- * broker and the service (`seckill all`, on a fresh database and Redis namespace) under `node --cpu-prof`,
+ * `npm run bench:profile`: where the real service's CPU goes while it accepts orders. It starts a 3-broker
+ * Kafka cluster and the service (`seckill all`, on a fresh database and Redis namespace) under `node --cpu-prof`,
  * drives the order route at PROFILE_CONNECTIONS (256) for PROFILE_SECONDS (10) with stock to spare, waits until
  * MySQL has decided every reservation, stops the service and reads its profile: self time by package and by
  * layer of the service, and the busiest functions, for the samples taken from the start of the load until
@@ -18,13 +18,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { JwtTokens } from '../src/adapters/http/tokens.js';
-import { startKafkaMock } from '../scripts/kafka-mock.js';
 import { drive } from './lib/cannon.js';
 import * as prettier from 'prettier';
 import { type ProfileRun, readProfile, renderProfileComparison, summarize } from './lib/cpu-profile.js';
 import { count, databaseUrl, dropDatabase, openAdmin } from './lib/mysql.js';
 import { answers200, freePort, runNode, startNode } from './lib/processes.js';
 import { batchingOf, call, dropNamespace, listProduct, serviceEnv } from './lib/service.js';
+import { startBenchBroker } from './lib/broker.js';
 
 const SECONDS = Number(process.env['PROFILE_SECONDS'] ?? '10');
 const CONNECTIONS = Number(process.env['PROFILE_CONNECTIONS'] ?? '256');
@@ -68,13 +68,13 @@ const tokens = await Promise.all(
 const adminToken = await signer.sign({ userId: 'profile-admin', role: 'admin' }, 3600);
 const profileDir = await mkdtemp(join(tmpdir(), 'seckill-cpu-prof-'));
 const admin = await openAdmin();
-const kafka = await startKafkaMock();
+const kafka = await startBenchBroker((line) => process.stderr.write(`${line}\n`));
 const env = serviceEnv({
   secret,
   mysqlUrl: databaseUrl(db),
   namespace,
   brokers: kafka.brokers,
-  extra: EXTRA,
+  extra: { ...kafka.env, ...EXTRA },
 });
 let service: ReturnType<typeof startNode> | null = null;
 let worker: ReturnType<typeof startNode> | null = null;

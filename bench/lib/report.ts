@@ -35,6 +35,13 @@ export type Figures = Readonly<{
     loadAverageStart: number;
     loadAverageEnd: number;
   }>;
+  /** the Kafka the run went through (absent in runs before the bench had a real cluster: kcat's mock) */
+  broker?: Readonly<{
+    kind: 'apache-kafka' | 'kcat-mock';
+    version: string;
+    brokers: number;
+    java: string | null;
+  }>;
   settings: Readonly<Record<string, number | string | readonly number[]>>;
   connections: readonly number[];
   /** the connection count the headline latency and the p99 target are read at */
@@ -105,7 +112,7 @@ export type Figures = Readonly<{
   auditViolations: readonly string[];
   /**
    * cores used during each measured load, by process: bench (this process: autocannon, or the client of the
-   * hot-row and consumer runs), target (the server under load), mariadb, redis, kcat, other (anything else
+   * hot-row and consumer runs), target (the server under load), mariadb, redis, kafka (the brokers), other (anything else
    * on the machine), machine (all busy cores)
    */
   cpuCores: Readonly<Record<string, Readonly<Record<string, number>>>>;
@@ -382,7 +389,7 @@ export const rowsOf = (f: Figures): Row[] => {
   ];
 };
 
-const CPU_COLUMNS = ['bench', 'target', 'worker', 'mariadb', 'redis', 'kcat', 'other', 'machine'] as const;
+const CPU_COLUMNS = ['bench', 'target', 'worker', 'mariadb', 'redis', 'kafka', 'other', 'machine'] as const;
 
 const cpuRows = (f: Figures): string[][] =>
   Object.entries(f.cpuCores).map(([load, use]) => [
@@ -410,7 +417,7 @@ export const renderText = (f: Figures): string => {
   );
   return [
     '',
-    `flash-sale bench, ${f.startedAt} (${f.runtimeSeconds} s), ${f.machine.cores} cores, Node ${f.machine.node}`,
+    `flash-sale bench, ${f.startedAt} (${f.runtimeSeconds} s), ${f.machine.cores} cores, Node ${f.machine.node}, ${brokerText(f)}`,
     ...lines,
     `targets met: ${met}/${f.targets.length}`,
     ...(f.otherCoresMean > 0.2
@@ -425,6 +432,11 @@ export const renderText = (f: Figures): string => {
   ].join('\n');
 };
 
+const brokerText = (f: Figures): string =>
+  f.broker?.kind === 'apache-kafka'
+    ? `Apache Kafka ${f.broker.version} (${f.broker.brokers} brokers, KRaft)`
+    : "librdkafka's mock Kafka cluster (kcat)";
+
 const escape = (text: string) => text.replaceAll('|', '\\|');
 
 /** The Markdown block between the markers in docs/benchmarks.md. */
@@ -433,7 +445,7 @@ export const renderMarkdown = (f: Figures): string => {
   const rows = rowsOf(f).map((r) => `| ${r.map(escape).join(' | ')} |`);
   return [
     `Run of ${f.startedAt.slice(0, 10)} (started ${f.startedAt}, ${f.runtimeSeconds} s end to end): ${m.cores} cores (${m.cpuModel}), ` +
-      `Node ${m.node}, MariaDB ${m.mariadb}, Redis ${m.redis}, load average ${m.loadAverageStart} at the start and ` +
+      `Node ${m.node}, MariaDB ${m.mariadb}, Redis ${m.redis}, ${brokerText(f)}, load average ${m.loadAverageStart} at the start and ` +
       `${m.loadAverageEnd} at the end; other work on the machine used ${f.otherCoresMean} cores on average during ` +
       `the HTTP loads. Written by \`npm run bench\` from \`bench/results/latest.json\`.`,
     '',

@@ -203,6 +203,67 @@ const spawnNode = (state: ClusterState, node: NodeState): number => {
   return child.pid;
 };
 
+/** Ids, ports and folders of the nodes: node i on base + 2i (controller base + 2i + 1), or free ports for 0. */
+const planNodes = async (dir: string, size: number, base: number): Promise<NodeState[]> => {
+  const nodes: NodeState[] = [];
+  for (let i = 0; i < size; i++) {
+    const id = i + 1;
+    nodes.push({
+      id,
+      port: base ? base + 2 * i : await freePort(),
+      controllerPort: base ? base + 2 * i + 1 : await freePort(),
+      dir: path.join(dir, `node-${id}`),
+      pid: 0,
+      args: [],
+    });
+  }
+  return nodes;
+};
+
+/** Writes a node's server.properties, formats its KRaft storage, and sets the command line that starts it. */
+const formatNode = async (
+  node: NodeState,
+  cluster: Readonly<{
+    java: string;
+    libs: string;
+    clusterId: string;
+    nodes: readonly NodeState[];
+    heapMb: number;
+  }>,
+): Promise<void> => {
+  const voters = cluster.nodes.map((n) => `${n.id}@127.0.0.1:${n.controllerPort}`).join(',');
+  fs.mkdirSync(node.dir, { recursive: true });
+  const properties = path.join(node.dir, 'server.properties');
+  fs.writeFileSync(properties, serverProperties(node, voters, cluster.nodes.length));
+  const jvm = [
+    `-Dlog4j2.configurationFile=${path.join(projectRoot(), 'scripts', 'kafka', 'log4j2.properties')}`,
+    `-Dkafka.logs.dir=${node.dir}`,
+    '-Djava.awt.headless=true',
+    '-cp',
+    path.join(cluster.libs, '*'),
+  ];
+  await run(cluster.java, [
+    '-Xmx128m',
+    ...jvm,
+    'kafka.tools.StorageTool',
+    'format',
+    '-t',
+    cluster.clusterId,
+    '-c',
+    properties,
+  ]);
+  node.args = [
+    `-Xms${cluster.heapMb}m`,
+    `-Xmx${cluster.heapMb}m`,
+    '-XX:+UseG1GC',
+    '-XX:MaxGCPauseMillis=20',
+    '-XX:+ExitOnOutOfMemoryError',
+    ...jvm,
+    'kafka.Kafka',
+    properties,
+  ];
+};
+
 const stateFile = (dir: string) => path.join(dir, 'cluster.json');
 
 const tail = (file: string, lines = 30): string => {
@@ -259,56 +320,10 @@ export class KafkaCluster {
       throw new Error(`no Java found (${java}): Kafka ${version} needs Java 17`);
     const libs = await fetchKafka(version, say);
 
-    const nodes: NodeState[] = [];
-    for (let i = 0; i < size; i++) {
-      const base = options.port ?? 0;
-      const id = i + 1;
-      nodes.push({
-        id,
-        port: base ? base + 2 * i : await freePort(),
-        controllerPort: base ? base + 2 * i + 1 : await freePort(),
-        dir: path.join(dir, `node-${id}`),
-        pid: 0,
-        args: [],
-      });
-    }
-    const voters = nodes.map((n) => `${n.id}@127.0.0.1:${n.controllerPort}`).join(',');
+    const nodes = await planNodes(dir, size, options.port ?? 0);
     const clusterId = clusterUuid();
-    const log4j = path.join(projectRoot(), 'scripts', 'kafka', 'log4j2.properties');
-    const heap = options.heapMb ?? 512;
     await Promise.all(
-      nodes.map(async (node) => {
-        fs.mkdirSync(node.dir, { recursive: true });
-        const properties = path.join(node.dir, 'server.properties');
-        fs.writeFileSync(properties, serverProperties(node, voters, size));
-        const jvm = [
-          `-Dlog4j2.configurationFile=${log4j}`,
-          `-Dkafka.logs.dir=${node.dir}`,
-          '-Djava.awt.headless=true',
-          '-cp',
-          path.join(libs, '*'),
-        ];
-        await run(java, [
-          '-Xmx128m',
-          ...jvm,
-          'kafka.tools.StorageTool',
-          'format',
-          '-t',
-          clusterId,
-          '-c',
-          properties,
-        ]);
-        node.args = [
-          `-Xms${heap}m`,
-          `-Xmx${heap}m`,
-          '-XX:+UseG1GC',
-          '-XX:MaxGCPauseMillis=20',
-          '-XX:+ExitOnOutOfMemoryError',
-          ...jvm,
-          'kafka.Kafka',
-          properties,
-        ];
-      }),
+      nodes.map((node) => formatNode(node, { java, libs, clusterId, nodes, heapMb: options.heapMb ?? 512 })),
     );
     const state: ClusterState = {
       version,
