@@ -46,6 +46,7 @@ import {
   startNode,
 } from './lib/processes.js';
 import {
+  type CommitBacklog,
   type Earlier,
   type Figures,
   type Latency,
@@ -87,6 +88,8 @@ const CONSUMER: ConsumerOptions = {
   concurrency: 2,
 };
 const DRAIN_TIMEOUT_MS = 150_000;
+/** how long orders are reserved with the worker paused, to give its commit consumer a backlog to time */
+const BACKLOG_SECONDS = Number(env('BENCH_BACKLOG_SECONDS', '5'));
 /** `all`: the service as one process (`npm start`); `split`: `seckill serve` and `seckill worker` */
 const DEPLOYMENT = env('BENCH_DEPLOYMENT', 'split') === 'all' ? 'all' : 'split';
 const SPLIT = DEPLOYMENT === 'split';
@@ -240,6 +243,7 @@ type RealPhase = Readonly<{
   drainSeconds: number;
   backlogAfterAccept: number;
   serviceCommitPerSec: number;
+  commitBacklog: CommitBacklog;
   serviceLog: LogSummary;
   batching: Batching;
   burst: BurstResult;
@@ -413,6 +417,12 @@ const realService = async (run: Run, kafka: BenchBroker): Promise<RealPhase> => 
     say(`waiting for the pipeline to decide ${accepted.toLocaleString('en')} reservations…`);
     const drained = await drain(base, run, db);
     say(`drained: ${JSON.stringify(drained)}`);
+    const backlog = service.worker?.process.pid
+      ? await backlogPhase(base, run, db, {
+          productId: acceptId,
+          workerPid: service.worker.process.pid,
+        })
+      : null;
     const batching = await batchingOf(base, service.workerBase);
     say(`batching: ${JSON.stringify(batching)}`);
     const burst = await burstPhase(base, run, db, pid);
@@ -424,12 +434,11 @@ const realService = async (run: Run, kafka: BenchBroker): Promise<RealPhase> => 
     return {
       flood,
       accept,
-      accepted,
+      accepted: accepted + (backlog?.reserved ?? 0),
       commitDuringAcceptPerSec,
       ...drained,
-      oversold: Math.max(drained.oversold, afterBurst.oversold),
-      auditOk: drained.auditOk && afterBurst.auditOk,
-      auditViolations: [...drained.auditViolations, ...afterBurst.auditViolations],
+      ...commitFigures(drained, backlog),
+      ...booksAfter([drained, backlog?.drained, afterBurst]),
       serviceLog,
       batching,
       burst,
@@ -438,6 +447,64 @@ const realService = async (run: Run, kafka: BenchBroker): Promise<RealPhase> => 
     unprobe();
     await service.stop();
   }
+};
+
+/**
+ * The worker's commit consumer on a backlog, through Kafka: the worker is paused (SIGSTOP) while a load at the
+ * headline connection count reserves orders for BACKLOG_SECONDS, then resumed, and the time until MySQL has
+ * decided all of them is taken. (After the accept phase little is left, since the worker keeps up; that
+ * drain says nothing about how fast it can go.)
+ */
+const backlogPhase = async (
+  base: string,
+  run: Run,
+  db: string,
+  target: Readonly<{ productId: number; workerPid: number }>,
+) => {
+  process.kill(target.workerPid, 'SIGSTOP');
+  let load: LoadResult;
+  try {
+    load = await drive({
+      url: base,
+      productId: target.productId,
+      tokens: run.tokens,
+      connections: HEADLINE,
+      seconds: BACKLOG_SECONDS,
+    });
+  } finally {
+    process.kill(target.workerPid, 'SIGCONT');
+  }
+  const drained = await withCpu('backlog drain', target.workerPid, () => drain(base, run, db));
+  say(
+    `backlog: ${load.statuses['202'] ?? 0} reserved with the worker paused; then ${JSON.stringify(drained)}; ` +
+      `cores ${JSON.stringify(cpuUse['backlog drain'])}`,
+  );
+  return { reserved: load.statuses['202'] ?? 0, drained };
+};
+
+type Drained = Awaited<ReturnType<typeof drain>>;
+
+/** In two processes, the commit consumer's speed on a real backlog; in one, on what the accept phase left. */
+const commitFigures = (afterAccept: Drained, backlog: Readonly<{ drained: Drained }> | null) => {
+  const timed = backlog?.drained ?? afterAccept;
+  return {
+    serviceCommitPerSec: timed.serviceCommitPerSec,
+    commitBacklog: {
+      orders: timed.backlogAfterAccept,
+      seconds: timed.drainSeconds,
+      paused: backlog !== null,
+    },
+  };
+};
+
+/** Oversold and audit over every drain of the run. */
+const booksAfter = (drains: ReadonlyArray<Drained | undefined>) => {
+  const all = drains.filter((d): d is Drained => d !== undefined);
+  return {
+    oversold: Math.max(...all.map((d) => d.oversold)),
+    auditOk: all.every((d) => d.auditOk),
+    auditViolations: all.flatMap((d) => d.auditViolations),
+  };
 };
 
 const mergeLogs = (a: LogSummary, b: LogSummary): LogSummary => {
@@ -661,6 +728,7 @@ const main = async (): Promise<Figures> => {
     },
     backlogAfterAccept: real.backlogAfterAccept,
     serviceCommitPerSec: real.serviceCommitPerSec,
+    commitBacklog: real.commitBacklog,
     commitDuringAcceptPerSec: real.commitDuringAcceptPerSec,
     batching: real.batching,
     burst: real.burst,

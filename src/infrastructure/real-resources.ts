@@ -6,6 +6,7 @@ import { KafkaConsumerLag } from '../adapters/kafka/kafka-consumer-lag.js';
 import { KafkaHealthCheck } from '../adapters/kafka/kafka-health-check.js';
 import { KafkaMessagePublisher } from '../adapters/kafka/kafka-message-publisher.js';
 import { KafkaNames } from '../adapters/kafka/kafka-names.js';
+import { createTopics } from '../adapters/kafka/kafka-topics.js';
 import { openMySql } from '../adapters/mysql/mysql-orm.js';
 import { connectRedis, type RedisClient } from '../adapters/redis/redis-connection.js';
 import type { Config } from './config.js';
@@ -30,7 +31,7 @@ export type RealResources = Readonly<{
  * left alone) and says loudly when an existing topic is replicated less than configured: with fewer
  * replicas than `min.insync.replicas`, or with one replica, a broker's death loses or blocks messages.
  */
-const createTopics = async (
+const ensureTopics = async (
   kafka: Kafka,
   config: Config,
   names: KafkaNames,
@@ -40,22 +41,25 @@ const createTopics = async (
   await admin.connect();
   try {
     const topics = Object.values(Topics).map((topic) => names.topic(topic));
-    const created = await admin.createTopics({
-      waitForLeaders: true,
-      topics: topics.map((topic) => ({
+    // only the missing ones: asking to create a topic that exists is logged as an error by KafkaJS
+    const existing = new Set(await admin.listTopics());
+    const missing = topics.filter((topic) => !existing.has(topic));
+    const created = await createTopics(
+      admin,
+      missing.map((topic) => ({
         topic,
         numPartitions: config.kafka.partitions,
         replicationFactor: config.kafka.replicationFactor,
         configEntries: [{ name: 'min.insync.replicas', value: String(config.kafka.minInsyncReplicas) }],
       })),
-    });
+    );
     const { topics: found } = await admin.fetchTopicMetadata({ topics });
     const layout = found.map((t) => ({
       topic: t.name,
       partitions: t.partitions.length,
       replicas: Math.min(...t.partitions.map((p) => p.replicas.length)),
     }));
-    logger.info({ created, layout }, 'kafka topics checked');
+    logger.info({ created: created ? missing : [], layout }, 'kafka topics checked');
     for (const t of layout.filter((l) => l.replicas < config.kafka.replicationFactor))
       logger.warn(t, `kafka topic ${t.topic} has fewer replicas than SECKILL_KAFKA_REPLICATION`);
   } finally {
@@ -80,7 +84,7 @@ export const openRealResources = async (config: Config, logger: AppLogger): Prom
     logger,
   );
   const names = new KafkaNames(config.kafka.namespace);
-  if (config.kafka.createTopics) await createTopics(kafka, config, names, logger);
+  if (config.kafka.createTopics) await ensureTopics(kafka, config, names, logger);
   const publisher = new KafkaMessagePublisher(kafka, {
     sendTimeoutMs: config.kafka.requestTimeoutMs,
     idempotent: config.kafka.idempotent,

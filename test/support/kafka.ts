@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Kafka, logLevel, Partitioners } from 'kafkajs';
 import { groupLag } from '../../src/adapters/kafka/kafka-consumer-lag.js';
 import { KafkaNames } from '../../src/adapters/kafka/kafka-names.js';
+import { createTopics } from '../../src/adapters/kafka/kafka-topics.js';
 import { KafkaCluster } from '../../scripts/kafka/cluster.js';
 import { startKafkaMock } from '../../scripts/kafka-mock.js';
 
@@ -70,15 +71,15 @@ const createTopicsOn =
     try {
       const { brokers: nodes } = await admin.describeCluster();
       const replicationFactor = Math.min(3, nodes.length);
-      await admin.createTopics({
-        waitForLeaders: true,
-        topics: topics.map((topic) => ({
+      await createTopics(
+        admin,
+        topics.map((topic) => ({
           topic: names.topic(topic),
           numPartitions: 4,
           replicationFactor,
           configEntries: [{ name: 'min.insync.replicas', value: String(Math.min(2, replicationFactor)) }],
         })),
-      });
+      );
     } finally {
       await admin.disconnect();
     }
