@@ -11,7 +11,8 @@
  * Knobs: BENCH_SECONDS (8, per measured load), BENCH_CONNECTIONS ("50,256"), BENCH_BACKLOG (20000),
  * BENCH_BATCH (500), BENCH_BURST (500 orders), BENCH_DEPLOYMENT (split | all; all writes
  * bench/results/latest-all.json only), BENCH_SERVICE_ENV (service settings to try, JSON; writes
- * bench/results/latest-tried.json only), BENCH_MYSQL_URL (mysql://root@127.0.0.1:3306),
+ * bench/results/latest-tried.json only), BENCH_KAFKA (kafka | mock: librdkafka's mock cluster, for an A/B;
+ * writes bench/results/latest-mock.json only), BENCH_MYSQL_URL (mysql://root@127.0.0.1:3306),
  * SECKILL_REDIS_URL.
  */
 import { randomUUID } from 'node:crypto';
@@ -96,6 +97,8 @@ const SPLIT = DEPLOYMENT === 'split';
 /** settings of the service to try (SECKILL_* as JSON); a run with any writes bench/results/latest-tried.json */
 const TRIED = JSON.parse(env('BENCH_SERVICE_ENV', '{}')) as Record<string, string>;
 const TRYING = Object.keys(TRIED).length > 0;
+/** `mock`: librdkafka's mock cluster instead of Apache Kafka, for an A/B on the same machine; writes latest-mock.json only */
+const MOCK_KAFKA = env('BENCH_KAFKA', 'kafka') === 'mock';
 /** the pay/cancel burst: this many committed orders, paid or cancelled this many at a time */
 const BURST = { orders: Number(env('BENCH_BURST', '500')), concurrency: 100 } as const;
 const SECRET = `bench-${randomUUID()}-${randomUUID()}`;
@@ -600,7 +603,7 @@ const main = async (): Promise<Figures> => {
     `run ${id}: ${BUYERS} buyer tokens signed; ${CONNECTIONS.join(' and ')} connections, ${SECONDS} s per load`,
   );
 
-  const kafka = await startBenchBroker(say);
+  const kafka = await startBenchBroker(say, MOCK_KAFKA);
   onCleanup('stop the Kafka cluster', kafka.stop);
   const facts = await serverFacts(admin);
   sharedProbes.push(
@@ -748,9 +751,9 @@ const main = async (): Promise<Figures> => {
 
 const publish = async (figures: Figures) => {
   await mkdir(`${ROOT}bench/results`, { recursive: true });
-  if (!SPLIT || TRYING) {
-    // another deployment's figures, or other settings', kept beside the page's (the default run's)
-    const name = TRYING ? 'latest-tried.json' : 'latest-all.json';
+  if (!SPLIT || TRYING || MOCK_KAFKA) {
+    // another deployment's figures, other settings', or the mock broker's, kept beside the page's (the default run's)
+    const name = TRYING ? 'latest-tried.json' : MOCK_KAFKA ? 'latest-mock.json' : 'latest-all.json';
     await writeFile(`${ROOT}bench/results/${name}`, `${JSON.stringify(figures, null, 2)}\n`);
     process.stdout.write(renderText(figures));
     say(`wrote bench/results/${name} (docs/benchmarks.md shows the default run)`);

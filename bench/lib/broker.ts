@@ -24,12 +24,18 @@ export type BenchBroker = Readonly<{
   stop: () => Promise<void>;
 }>;
 
-export const startBenchBroker = async (say: (line: string) => void): Promise<BenchBroker> => {
+export const startBenchBroker = async (
+  say: (line: string) => void,
+  /** the mock on purpose (BENCH_KAFKA=mock), to compare with Apache Kafka on the same machine */
+  useMock = false,
+): Promise<BenchBroker> => {
   const java = await javaVersion();
-  if (java === null) {
+  if (java === null || useMock) {
     const mock = await startKafkaMock();
     say(
-      "!!! NO JAVA: the bench runs on librdkafka's mock cluster (kcat), NOT on a real Kafka; its Kafka figures are not comparable",
+      java === null
+        ? "!!! NO JAVA: the bench runs on librdkafka's mock cluster (kcat), NOT on a real Kafka; its Kafka figures are not comparable"
+        : "BENCH_KAFKA=mock: librdkafka's mock cluster (kcat), NOT a real Kafka; figures go to bench/results/latest-mock.json",
     );
     return {
       brokers: mock.brokers,

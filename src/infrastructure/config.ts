@@ -29,6 +29,8 @@ const EnvSchema = z.object({
   SECKILL_KAFKA_REQUEST_TIMEOUT_MS: intFrom(5_000, 100),
   SECKILL_KAFKA_CONCURRENCY: intFrom(2, 1),
   SECKILL_KAFKA_MAX_BYTES_PER_PARTITION: intFrom(1_048_576, 1_024),
+  SECKILL_KAFKA_FETCH_MIN_BYTES: intFrom(1, 1),
+  SECKILL_KAFKA_FETCH_MAX_WAIT_MS: intFrom(1_000, 10),
   SECKILL_KAFKA_CREATE_TOPICS: z.enum(['true', 'false']).default('true'),
   SECKILL_KAFKA_PARTITIONS: intFrom(12, 1),
   SECKILL_KAFKA_REPLICATION: intFrom(3, 1),
@@ -100,6 +102,9 @@ export type Config = Readonly<{
     requestTimeoutMs: number;
     partitionsConsumedConcurrently: number;
     maxBytesPerPartition: number;
+    /** a consumer's fetch is answered once this much has arrived, or after fetchMaxWaitMs */
+    fetchMinBytes: number;
+    fetchMaxWaitMs: number;
     /** create the topics at start (off where the service may not create topics, or on librdkafka's mock) */
     createTopics: boolean;
     partitions: number;
@@ -186,6 +191,8 @@ export const loadConfig = (env: NodeJS.ProcessEnv = process.env): Config => {
       requestTimeoutMs: e.SECKILL_KAFKA_REQUEST_TIMEOUT_MS,
       partitionsConsumedConcurrently: e.SECKILL_KAFKA_CONCURRENCY,
       maxBytesPerPartition: e.SECKILL_KAFKA_MAX_BYTES_PER_PARTITION,
+      fetchMinBytes: e.SECKILL_KAFKA_FETCH_MIN_BYTES,
+      fetchMaxWaitMs: e.SECKILL_KAFKA_FETCH_MAX_WAIT_MS,
       createTopics: e.SECKILL_KAFKA_CREATE_TOPICS === 'true',
       partitions: e.SECKILL_KAFKA_PARTITIONS,
       replicationFactor: e.SECKILL_KAFKA_REPLICATION,

@@ -137,6 +137,8 @@ const bindRealProfile = (
         sessionTimeoutMs: config.kafka.sessionTimeoutMs,
         partitionsConsumedConcurrently: config.kafka.partitionsConsumedConcurrently,
         maxBytesPerPartition: config.kafka.maxBytesPerPartition,
+        minBytes: config.kafka.fetchMinBytes,
+        maxWaitTimeMs: config.kafka.fetchMaxWaitMs,
         names: r.kafkaNames,
       }),
   );

@@ -9,8 +9,13 @@ export type KafkaSubscriberOptions = Readonly<{
   retryDelayMs?: number;
   /** a member that stops heartbeating is dropped after this; a restarted worker rejoins its group within it */
   sessionTimeoutMs?: number;
-  /** how long an idle fetch waits at the broker; also bounds how long a disconnect waits */
+  /** how long a fetch waits at the broker for `minBytes`; also bounds how long a disconnect waits */
   maxWaitTimeMs?: number;
+  /**
+   * a fetch is answered once this much has arrived (or after `maxWaitTimeMs`): more than 1 byte trades a
+   * little latency for fewer, larger fetches and batches
+   */
+  minBytes?: number;
   /** bounds a batch: larger batches merge more decrements, smaller ones redo less after a crash */
   maxBytesPerPartition?: number;
   names?: KafkaNames;
@@ -68,6 +73,7 @@ export class KafkaMessageSubscriber implements MessageSubscriber {
       rebalanceTimeout: this.options.sessionTimeoutMs ?? 30_000,
       heartbeatInterval: Math.max(500, Math.floor((this.options.sessionTimeoutMs ?? 30_000) / 10)),
       maxWaitTimeInMs: this.options.maxWaitTimeMs ?? 1_000,
+      minBytes: this.options.minBytes ?? 1,
       maxBytesPerPartition: this.options.maxBytesPerPartition ?? 1_048_576,
       retry: { retries: 10, initialRetryTime: 100, maxRetryTime: 2_000 },
     });
