@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { SeckillService } from '../../src/infrastructure/service.js';
-import { expectBooksAgree } from '../support/books.js';
+import { expectBooksAgree, expectOrdersAgree } from '../support/books.js';
 import { ApiClient } from '../support/e2e-service.js';
 import { runFlood } from '../support/flood.js';
 import { createRealStack, type RealStack, TEST_SECRET } from '../support/real-stack.js';
@@ -45,6 +45,6 @@ describe('drill: the broker frozen and thawed while orders are being committed',
     await service.drained(120_000);
     for (const flood of [first, second])
       expect(await flood.decide()).toEqual({ sold: 60, undecided: 0, maxUnitsPerBuyer: 1 });
-    await expectBooksAgree(api, products);
+    await expectOrdersAgree(stack.db, await expectBooksAgree(api, products), products);
   });
 });

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Topics } from '../../src/application/index.js';
 import type { SeckillService } from '../../src/infrastructure/service.js';
 import type { KafkaCluster } from '../../scripts/kafka/cluster.js';
-import { expectBooksAgree } from '../support/books.js';
+import { expectBooksAgree, expectOrdersAgree } from '../support/books.js';
 import { eventually } from '../support/contract-helpers.js';
 import { ApiClient } from '../support/e2e-service.js';
 import { runFlood } from '../support/flood.js';
@@ -84,6 +84,6 @@ describe('drill: one Kafka broker SIGKILLed in the middle of a sale', () => {
     await service.drained(120_000);
     for (const flood of floods)
       expect(await flood.decide()).toEqual({ sold: 80, undecided: 0, maxUnitsPerBuyer: 1 });
-    await expectBooksAgree(api, products);
+    await expectOrdersAgree(stack.db, await expectBooksAgree(api, products), products);
   }, 180_000);
 });

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Topics } from '../../src/application/index.js';
 import type { SeckillService } from '../../src/infrastructure/service.js';
 import type { KafkaCluster } from '../../scripts/kafka/cluster.js';
-import { expectBooksAgree } from '../support/books.js';
+import { expectBooksAgree, expectOrdersAgree } from '../support/books.js';
 import { eventually } from '../support/contract-helpers.js';
 import { ApiClient } from '../support/e2e-service.js';
 import { runFlood } from '../support/flood.js';
@@ -80,6 +80,6 @@ describe("drill: the order topic's partition leader frozen (SIGSTOP) past the co
     await service.drained(120_000);
     for (const flood of [first, second])
       expect(await flood.decide()).toEqual({ sold: 80, undecided: 0, maxUnitsPerBuyer: 1 });
-    await expectBooksAgree(api, products);
+    await expectOrdersAgree(stack.db, await expectBooksAgree(api, products), products);
   }, 180_000);
 });

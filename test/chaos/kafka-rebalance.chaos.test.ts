@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { ConsumerGroups, Topics } from '../../src/application/index.js';
 import type { SeckillService } from '../../src/infrastructure/service.js';
-import { expectBooksAgree } from '../support/books.js';
+import { expectBooksAgree, expectOrdersAgree } from '../support/books.js';
 import { eventually } from '../support/contract-helpers.js';
 import { ApiClient } from '../support/e2e-service.js';
 import { runFlood } from '../support/flood.js';
@@ -107,6 +107,6 @@ describe("drill: a worker's consumer group rebalanced mid-batch by a second work
       );
     expect(streams).toHaveLength(800);
     expect(streams.every((s) => Number(s.n) === 2)).toBe(true);
-    await expectBooksAgree(client, products);
+    await expectOrdersAgree(stack.db, await expectBooksAgree(client, products), products);
   }, 180_000);
 });

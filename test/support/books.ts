@@ -1,5 +1,6 @@
 import { expect } from '@jest/globals';
 import type { ApiClient } from './e2e-service.js';
+import type { TestDatabase } from './mysql-database.js';
 
 export type AuditLine = {
   productId: number;
@@ -43,4 +44,25 @@ export const expectBooksAgree = async (
     expect(line!.gateStock).toBe(line!.mysqlStock);
   }
   return report;
+};
+
+/**
+ * The orders table agrees with MySQL's stock: for each product, the units its committed and paid orders hold
+ * are exactly what left the stock (listed and restocked, minus what MySQL has now).
+ */
+export const expectOrdersAgree = async (
+  db: TestDatabase,
+  report: AuditReport,
+  productIds: readonly number[],
+): Promise<void> => {
+  const rows = await db.orm.em
+    .getConnection()
+    .execute<Array<{ product_id: number; held: string | number }>>(
+      "SELECT product_id, SUM(quantity) AS held FROM orders WHERE status IN ('COMMITTED', 'PAID') GROUP BY product_id",
+    );
+  for (const productId of productIds) {
+    const line = report.products.find((p) => p.productId === productId)!;
+    const held = Number(rows.find((r) => Number(r.product_id) === productId)?.held ?? 0);
+    expect({ productId, held }).toEqual({ productId, held: line.listed + line.added - line.mysqlStock! });
+  }
 };
