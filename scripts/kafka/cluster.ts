@@ -287,6 +287,9 @@ const tail = (file: string, lines = 30): string => {
 
 /** A running cluster: its bootstrap list, and control over each node's process. */
 export class KafkaCluster {
+  /** nodes this process has frozen: an admin client of the drill must not wait on them */
+  private readonly frozen = new Set<number>();
+
   private constructor(
     readonly dir: string,
     private state: ClusterState,
@@ -379,9 +382,11 @@ export class KafkaCluster {
 
   /** An admin client of this cluster; the caller disconnects it. */
   async admin(): Promise<Admin> {
+    // only nodes that answer: a frozen node takes connections (the kernel does) and never replies
+    const answering = this.state.nodes.filter((n) => alive(n.pid) && !this.frozen.has(n.id));
     const kafka = new Kafka({
       clientId: 'kafka-cluster',
-      brokers: this.state.brokers.split(','),
+      brokers: answering.map((n) => `127.0.0.1:${n.port}`),
       logLevel: logLevel.NOTHING,
       connectionTimeout: 1_000,
       requestTimeout: 5_000,
@@ -459,11 +464,13 @@ export class KafkaCluster {
   kill(id: number): Promise<void> {
     return this.signal(id, 'SIGKILL');
   }
-  freeze(id: number): Promise<void> {
-    return this.signal(id, 'SIGSTOP');
+  async freeze(id: number): Promise<void> {
+    await this.signal(id, 'SIGSTOP');
+    this.frozen.add(id);
   }
-  thaw(id: number): Promise<void> {
-    return this.signal(id, 'SIGCONT');
+  async thaw(id: number): Promise<void> {
+    await this.signal(id, 'SIGCONT');
+    this.frozen.delete(id);
   }
 
   /** Starts a node that was killed again, on its old data, and waits until the cluster has it back. */
@@ -488,9 +495,9 @@ export class KafkaCluster {
     while (pids.some(alive)) await sleep(50);
   }
 
-  /** Stops every node and removes the data. */
+  /** Kills every node (its data is thrown away: no need for a controlled shutdown) and removes the data. */
   async destroy(): Promise<void> {
-    await this.stop(5_000);
+    await this.stop(0);
     fs.rmSync(this.dir, { recursive: true, force: true });
   }
 }

@@ -1,12 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { Topics } from '../../src/application/index.js';
 import type { SeckillService } from '../../src/infrastructure/service.js';
 import type { KafkaCluster } from '../../scripts/kafka/cluster.js';
 import { expectBooksAgree, expectOrdersAgree } from '../support/books.js';
 import { eventually } from '../support/contract-helpers.js';
 import { ApiClient } from '../support/e2e-service.js';
 import { runFlood } from '../support/flood.js';
-import { partitionOf, requireCluster } from '../support/kafka.js';
+import { orderPartitionOf, requireCluster } from '../support/kafka.js';
 import { createRealStack, type RealStack, TEST_SECRET } from '../support/real-stack.js';
 
 describe('drill: one Kafka broker SIGKILLed in the middle of a sale', () => {
@@ -42,10 +41,8 @@ describe('drill: one Kafka broker SIGKILLed in the middle of a sale', () => {
       await api.listProduct({ name: 'Killed A', stock: 80, perUserLimit: 1, maxPerOrder: 1 }),
       await api.listProduct({ name: 'Killed B', stock: 80, perUserLimit: 1, maxPerOrder: 1 }),
     ];
-    const topic = stack.broker.names.topic(Topics.ORDERS_RESERVED);
     // the broker that leads the partition product A's orders go to
-    const partition = await partitionOf(stack.broker, Topics.ORDERS_RESERVED, String(products[0]));
-    const victim = await cluster.leaderOf(topic, partition);
+    const { topic, partition, leader: victim } = await orderPartitionOf(stack.broker, products[0]!);
 
     const floods = await Promise.all(
       products.map((productId, i) =>

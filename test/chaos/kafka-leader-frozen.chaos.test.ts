@@ -1,12 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { Topics } from '../../src/application/index.js';
 import type { SeckillService } from '../../src/infrastructure/service.js';
 import type { KafkaCluster } from '../../scripts/kafka/cluster.js';
 import { expectBooksAgree, expectOrdersAgree } from '../support/books.js';
 import { eventually } from '../support/contract-helpers.js';
 import { ApiClient } from '../support/e2e-service.js';
 import { runFlood } from '../support/flood.js';
-import { partitionOf, requireCluster } from '../support/kafka.js';
+import { orderPartitionOf, requireCluster } from '../support/kafka.js';
 import { createRealStack, type RealStack, TEST_SECRET } from '../support/real-stack.js';
 
 const SESSION_TIMEOUT_MS = 6_000;
@@ -42,9 +41,7 @@ describe("drill: the order topic's partition leader frozen (SIGSTOP) past the co
       await api.listProduct({ name: 'Frozen leader A', stock: 80, perUserLimit: 1, maxPerOrder: 1 }),
       await api.listProduct({ name: 'Frozen leader B', stock: 80, perUserLimit: 1, maxPerOrder: 1 }),
     ];
-    const topic = stack.broker.names.topic(Topics.ORDERS_RESERVED);
-    const partition = await partitionOf(stack.broker, Topics.ORDERS_RESERVED, String(products[0]));
-    const leader = await cluster.leaderOf(topic, partition);
+    const { topic, partition, leader } = await orderPartitionOf(stack.broker, products[0]!);
 
     const first = await runFlood(api, {
       productId: products[0]!,

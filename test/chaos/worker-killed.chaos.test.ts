@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { SeckillService } from '../../src/infrastructure/service.js';
-import { expectBooksAgree } from '../support/books.js';
+import { expectBooksAgree, expectEachOrderDecidedOnce } from '../support/books.js';
 import { eventually } from '../support/contract-helpers.js';
 import { ApiClient } from '../support/e2e-service.js';
 import { runFlood } from '../support/flood.js';
@@ -61,13 +61,7 @@ describe('drill: a worker killed with SIGKILL in the middle of its batches', () 
 
     for (const flood of floods)
       expect(await flood.decide()).toEqual({ sold: 80, undecided: 0, maxUnitsPerBuyer: 1 });
-    const streams = await stack.db.orm.em
-      .getConnection()
-      .execute<Array<{ n: number }>>(
-        "SELECT COUNT(*) AS n FROM event_store WHERE stream_id LIKE 'order-%' GROUP BY stream_id",
-      );
-    expect(streams).toHaveLength(160);
-    expect(streams.every((s) => Number(s.n) === 2)).toBe(true);
+    await expectEachOrderDecidedOnce(stack.db, 160);
     await expectBooksAgree(client, products);
   });
 });

@@ -46,6 +46,17 @@ export const expectBooksAgree = async (
   return report;
 };
 
+/** Every order's stream holds its reservation and exactly one decision, whatever was delivered twice. */
+export const expectEachOrderDecidedOnce = async (db: TestDatabase, orders: number): Promise<void> => {
+  const streams = await db.orm.em
+    .getConnection()
+    .execute<Array<{ n: number }>>(
+      "SELECT COUNT(*) AS n FROM event_store WHERE stream_id LIKE 'order-%' GROUP BY stream_id",
+    );
+  expect(streams).toHaveLength(orders);
+  expect(streams.every((s) => Number(s.n) === 2)).toBe(true);
+};
+
 /**
  * The orders table agrees with MySQL's stock: for each product, the units its committed and paid orders hold
  * are exactly what left the stock (listed and restocked, minus what MySQL has now).

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Kafka, logLevel, Partitioners } from 'kafkajs';
+import { Topics } from '../../src/application/index.js';
 import { groupLag } from '../../src/adapters/kafka/kafka-consumer-lag.js';
 import { KafkaNames } from '../../src/adapters/kafka/kafka-names.js';
 import { createTopics } from '../../src/adapters/kafka/kafka-topics.js';
@@ -164,6 +165,20 @@ export const partitionOf = async (broker: TestBroker, topic: string, key: string
   } finally {
     await admin.disconnect();
   }
+};
+
+/**
+ * Where a product's orders go on the test cluster: the order topic (its name on the broker), the partition
+ * the product's key maps to, and the node leading that partition now.
+ */
+export const orderPartitionOf = async (
+  broker: TestBroker,
+  productId: number,
+): Promise<Readonly<{ topic: string; partition: number; leader: number }>> => {
+  const cluster = requireCluster(broker);
+  const topic = broker.names.topic(Topics.ORDERS_RESERVED);
+  const partition = await partitionOf(broker, Topics.ORDERS_RESERVED, String(productId));
+  return { topic, partition, leader: await cluster.leaderOf(topic, partition) };
 };
 
 /**
