@@ -68,7 +68,10 @@ const tokens = await Promise.all(
 const adminToken = await signer.sign({ userId: 'profile-admin', role: 'admin' }, 3600);
 const profileDir = await mkdtemp(join(tmpdir(), 'seckill-cpu-prof-'));
 const admin = await openAdmin();
-const kafka = await startBenchBroker((line) => process.stderr.write(`${line}\n`));
+const kafka = await startBenchBroker(
+  (line) => process.stderr.write(`${line}\n`),
+  process.env['BENCH_KAFKA'] === 'mock',
+);
 const env = serviceEnv({
   secret,
   mysqlUrl: databaseUrl(db),
