@@ -118,6 +118,8 @@ describe('the live sale figures behind /dashboard', () => {
   });
 
   it('exposes the same figures as Prometheus gauges', async () => {
+    // the earlier test's last order may still be on its way to the commit consumer: wait until it is decided
+    await service.drained();
     const productId = (await figures()).products[0]!.productId;
     const text = await (await fetch(`${service.url}/metrics`)).text();
     expect(text).toMatch(new RegExp(`^seckill_gate_stock\\{product="${productId}"\\} \\d+$`, 'm'));

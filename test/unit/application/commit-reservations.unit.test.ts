@@ -134,6 +134,9 @@ describe('CommitReservations', () => {
       for (const [i, quantity] of quantities.entries())
         orderIds.push(await app.mustBuy(`user-${i + 1}`, productId, quantity));
       const versionBefore = (await app.inventory.get(productId))?.version ?? Number.NaN;
+      // every reservation on the bus before the consumer starts: it gets them as one batch, whatever the
+      // publisher's linger and the machine's load
+      await app.dispatcher.settle();
 
       await app.startConsumers();
       await app.drained();
