@@ -6,7 +6,7 @@ import { eventually } from '../support/contract-helpers.js';
 import { ApiClient } from '../support/e2e-service.js';
 import { runFlood } from '../support/flood.js';
 import { orderPartitionOf, requireCluster } from '../support/kafka.js';
-import { createRealStack, type RealStack, TEST_SECRET } from '../support/real-stack.js';
+import { BROKER_DRILL_ENV, createRealStack, type RealStack, TEST_SECRET } from '../support/real-stack.js';
 
 describe('drill: one Kafka broker SIGKILLed in the middle of a sale', () => {
   let stack: RealStack;
@@ -16,12 +16,7 @@ describe('drill: one Kafka broker SIGKILLed in the middle of a sale', () => {
   let killed: number | null = null;
 
   beforeAll(async () => {
-    stack = await createRealStack({
-      SECKILL_OUTBOX_RELAY_MS: '500',
-      SECKILL_OUTBOX_PENDING_GRACE_MS: '1000',
-      SECKILL_OUTBOX_STALE_SENT_MS: '15000',
-      SECKILL_KAFKA_REQUEST_TIMEOUT_MS: '2000',
-    });
+    stack = await createRealStack(BROKER_DRILL_ENV);
     cluster = requireCluster(stack.broker);
     service = await stack.start();
     api = new ApiClient(service.url, TEST_SECRET);

@@ -6,7 +6,7 @@ import { eventually } from '../support/contract-helpers.js';
 import { ApiClient } from '../support/e2e-service.js';
 import { runFlood } from '../support/flood.js';
 import { orderPartitionOf, requireCluster } from '../support/kafka.js';
-import { createRealStack, type RealStack, TEST_SECRET } from '../support/real-stack.js';
+import { BROKER_DRILL_ENV, createRealStack, type RealStack, TEST_SECRET } from '../support/real-stack.js';
 
 const SESSION_TIMEOUT_MS = 6_000;
 
@@ -19,10 +19,7 @@ describe("drill: the order topic's partition leader frozen (SIGSTOP) past the co
 
   beforeAll(async () => {
     stack = await createRealStack({
-      SECKILL_OUTBOX_RELAY_MS: '500',
-      SECKILL_OUTBOX_PENDING_GRACE_MS: '1000',
-      SECKILL_OUTBOX_STALE_SENT_MS: '15000',
-      SECKILL_KAFKA_REQUEST_TIMEOUT_MS: '2000',
+      ...BROKER_DRILL_ENV,
       SECKILL_KAFKA_SESSION_TIMEOUT_MS: String(SESSION_TIMEOUT_MS),
     });
     cluster = requireCluster(stack.broker);

@@ -8,6 +8,14 @@ import { startTestBroker, type TestBroker } from './kafka.js';
 
 export const TEST_SECRET = 'seckill-real-stack-test-secret-0123456789';
 
+/** Settings for a broker fault drill: a send fails in 2 s, and the relay re-sends what failed within a second. */
+export const BROKER_DRILL_ENV: Readonly<Record<string, string>> = {
+  SECKILL_OUTBOX_RELAY_MS: '500',
+  SECKILL_OUTBOX_PENDING_GRACE_MS: '1000',
+  SECKILL_OUTBOX_STALE_SENT_MS: '15000',
+  SECKILL_KAFKA_REQUEST_TIMEOUT_MS: '2000',
+};
+
 /** One isolated real stack: a database, a Redis namespace and a namespace of topics and groups on Kafka. */
 export type RealStack = Readonly<{
   db: TestDatabase;
