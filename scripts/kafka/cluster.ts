@@ -129,8 +129,6 @@ export type KafkaClusterOptions = Readonly<{
   version?: string;
   /** heap of each node (default 512 MiB: three nodes fit this machine's memory many times over) */
   heapMb?: number;
-  /** JVM options of each node instead of the defaults (G1 with short pauses) */
-  jvm?: readonly string[];
   /** gives up waiting for the cluster to answer after this (default 120 s) */
   readyTimeoutMs?: number;
   say?: Say;
@@ -240,7 +238,6 @@ const formatNode = async (
     clusterId: string;
     nodes: readonly NodeState[];
     heapMb: number;
-    jvm: readonly string[];
   }>,
 ): Promise<void> => {
   const voters = cluster.nodes.map((n) => `${n.id}@127.0.0.1:${n.controllerPort}`).join(',');
@@ -267,7 +264,7 @@ const formatNode = async (
   node.args = [
     `-Xms${cluster.heapMb}m`,
     `-Xmx${cluster.heapMb}m`,
-    ...cluster.jvm,
+    ...DEFAULT_JVM,
     '-XX:+ExitOnOutOfMemoryError',
     ...jvm,
     'kafka.Kafka',
@@ -344,7 +341,6 @@ export class KafkaCluster {
           clusterId,
           nodes,
           heapMb: options.heapMb ?? 512,
-          jvm: options.jvm ?? DEFAULT_JVM,
         }),
       ),
     );

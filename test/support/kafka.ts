@@ -88,7 +88,7 @@ const createTopicsOn =
 
 const freshNames = () => new KafkaNames(`t-${randomUUID().slice(0, 8)}`);
 
-const onCluster = (cluster: KafkaCluster, external: boolean): TestBroker => {
+const onCluster = (cluster: KafkaCluster): TestBroker => {
   const names = freshNames();
   const all = (signal: (id: number) => Promise<void>) => async () => {
     for (const node of cluster.nodes) await signal(node.id);
@@ -96,7 +96,7 @@ const onCluster = (cluster: KafkaCluster, external: boolean): TestBroker => {
   return {
     brokers: cluster.brokers,
     description: cluster.description,
-    cluster: external ? null : cluster,
+    cluster,
     names,
     env: serviceEnv(names, true),
     createTopics: createTopicsOn(cluster.brokers, names),
@@ -126,7 +126,7 @@ export const startTestBroker = async (): Promise<TestBroker> => {
       stop: () => dropTopics(given, names),
     };
   }
-  if (SHARED && SHARED !== 'mock') return onCluster(KafkaCluster.attach(SHARED), false);
+  if (SHARED && SHARED !== 'mock') return onCluster(KafkaCluster.attach(SHARED));
   const mock = await startKafkaMock();
   const names = freshNames();
   return {

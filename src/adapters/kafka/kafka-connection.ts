@@ -10,6 +10,24 @@ export type KafkaOptions = Readonly<{
 }>;
 
 /**
+ * Whether `error`, or an error it wraps, matches: KafkaJS wraps what its retries gave up on, in `cause` or
+ * `originalError`.
+ */
+export const kafkaErrorMatches = (
+  error: unknown,
+  match: (error: Readonly<Record<string, unknown>>) => boolean,
+  depth = 0,
+): boolean => {
+  if (typeof error !== 'object' || error === null || depth > 5) return false;
+  const fields = error as Record<string, unknown>;
+  return (
+    match(fields) ||
+    kafkaErrorMatches(fields['cause'], match, depth + 1) ||
+    kafkaErrorMatches(fields['originalError'], match, depth + 1)
+  );
+};
+
+/**
  * KafkaJS warns about every idempotent producer whose retries are bounded. They are on purpose: a send that
  * keeps failing is left to the outbox relay instead of holding the publisher forever.
  */

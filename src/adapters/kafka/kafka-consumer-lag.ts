@@ -6,6 +6,7 @@ import {
   InfrastructureUnavailable,
   Topics,
 } from '../../application/index.js';
+import { kafkaErrorMatches } from './kafka-connection.js';
 import { KafkaNames } from './kafka-names.js';
 
 const SUBSCRIPTIONS = [
@@ -26,12 +27,9 @@ export const groupLag = async (admin: Admin, groupId: string, topic: string): Pr
   return Number(behind);
 };
 
-/** A topic nobody has created yet, also under KafkaJS's retry wrappers (their `cause`). */
-const unknownTopic = (error: unknown, depth = 0): boolean => {
-  if (typeof error !== 'object' || error === null || depth > 5) return false;
-  const { type, cause } = error as { type?: unknown; cause?: unknown };
-  return type === 'UNKNOWN_TOPIC_OR_PARTITION' || unknownTopic(cause, depth + 1);
-};
+/** A topic nobody has created yet, also under KafkaJS's retry wrappers. */
+const unknownTopic = (error: unknown): boolean =>
+  kafkaErrorMatches(error, (e) => e['type'] === 'UNKNOWN_TOPIC_OR_PARTITION');
 
 /** Consumer lag read from the broker's offsets through one admin connection. */
 export class KafkaConsumerLag implements ConsumerLag {

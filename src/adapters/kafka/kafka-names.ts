@@ -7,10 +7,14 @@ export class KafkaNames {
   constructor(readonly namespace = '') {}
 
   topic(name: string): string {
-    return this.namespace ? `${this.namespace}.${name}` : name;
+    return this.prefixed(name);
   }
 
   group(name: string): string {
+    return this.prefixed(name);
+  }
+
+  private prefixed(name: string): string {
     return this.namespace ? `${this.namespace}.${name}` : name;
   }
 }

@@ -1,13 +1,15 @@
 import type { Admin, ITopicConfig } from 'kafkajs';
+import { kafkaErrorMatches } from './kafka-connection.js';
 
-/** An error, or one it wraps (KafkaJS wraps what it gives up on), that asking again can cure. */
-const transient = (error: unknown, depth = 0): boolean => {
-  if (typeof error !== 'object' || error === null || depth > 5) return false;
-  const { type, retriable, cause, originalError } = error as Record<string, unknown>;
-  if (type === 'UNKNOWN_TOPIC_OR_PARTITION' || type === 'LEADER_NOT_AVAILABLE' || retriable === true)
-    return true;
-  return transient(cause, depth + 1) || transient(originalError, depth + 1);
-};
+/** An error, or one it wraps, that asking again can cure. */
+const transient = (error: unknown): boolean =>
+  kafkaErrorMatches(
+    error,
+    (e) =>
+      e['type'] === 'UNKNOWN_TOPIC_OR_PARTITION' ||
+      e['type'] === 'LEADER_NOT_AVAILABLE' ||
+      e['retriable'] === true,
+  );
 
 /**
  * `admin.createTopics` waiting for the new topics' leaders, asked again while the brokers have not all heard
