@@ -1,7 +1,14 @@
 import { type DomainEvent, isOrderEvent, type OrderEvent, type ProductEvent } from './events.js';
-import { evolve, initialOrderState, type OrderState } from './order.js';
+import { initialOrderState, type OrderState, transition } from './order.js';
+import { breaksUserLimit, expectedGateStock } from './purchase-policy.js';
 
-export type AuditedEvent = Readonly<{ position: number; streamId: string; event: DomainEvent }>;
+export type AuditedEvent = Readonly<{
+  position: number;
+  streamId: string;
+  /** the event's place in its stream, from 1: an order's first event must be its stream's first */
+  streamVersion: number;
+  event: DomainEvent;
+}>;
 
 export type ViolationKind =
   | 'OVERSOLD'
@@ -35,170 +42,189 @@ export type ProductLedger = {
 export const ledgerStock = (ledger: ProductLedger): number =>
   ledger.listed + ledger.added - ledger.committed + ledger.returned;
 
-export type AuditReplay = {
-  products: Map<number, ProductLedger>;
-  orders: Map<string, OrderState>;
-  violations: Violation[];
+export type AuditReplay = Readonly<{
+  products: ReadonlyMap<number, ProductLedger>;
+  /** orders still open at the end (reserved or committed); a finished order is counted and let go */
+  openOrders: ReadonlyMap<string, OrderState>;
+  /** every order, by its status at the end */
+  ordersByStatus: Readonly<Record<string, number>>;
+  violations: readonly Violation[];
   eventsReplayed: number;
-};
+}>;
 
 const heldKey = (userId: string, productId: number): string => `${productId}\u0000${userId}`;
 
-type Replayer = AuditReplay & { held: Map<string, number> };
+const isOpen = (state: OrderState): boolean => state.status === 'RESERVED' || state.status === 'COMMITTED';
 
-const applyProductEvent = (r: Replayer, position: number, event: ProductEvent): void => {
-  const ledger = r.products.get(event.data.productId);
-  if (event.type === 'ProductListed') {
-    if (ledger) {
-      r.violations.push({
+/**
+ * Folds the history, in global order and one event at a time, into ledgers, noting every violation on the
+ * way. It keeps what the checks need and no more: a ledger per product, the orders still open, and the
+ * units each buyer holds. A paid or released order is counted and forgotten: an event after it is caught by
+ * its stream version (an order's first event is its stream's first). So memory follows the stock and the
+ * orders in flight, not the length of the history.
+ */
+export class HistoryReplay {
+  private readonly products = new Map<number, ProductLedger>();
+  private readonly orders = new Map<string, OrderState>();
+  private readonly held = new Map<string, number>();
+  private readonly byStatus: Record<string, number> = {};
+  private readonly violations: Violation[] = [];
+  private eventsReplayed = 0;
+
+  apply({ position, streamVersion, event }: AuditedEvent): void {
+    this.eventsReplayed += 1;
+    if (isOrderEvent(event)) this.applyOrderEvent(position, streamVersion, event);
+    else this.applyProductEvent(position, event);
+  }
+
+  /** Orders and buyer holdings kept in memory right now. */
+  get retained(): number {
+    return this.orders.size + this.held.size;
+  }
+
+  result(): AuditReplay {
+    return {
+      products: this.products,
+      openOrders: this.orders,
+      ordersByStatus: { ...this.byStatus },
+      violations: [...this.violations],
+      eventsReplayed: this.eventsReplayed,
+    };
+  }
+
+  private applyProductEvent(position: number, event: ProductEvent): void {
+    const ledger = this.products.get(event.data.productId);
+    if (event.type === 'ProductListed') {
+      if (ledger) {
+        this.violations.push({
+          kind: 'ILLEGAL_SEQUENCE',
+          detail: 'product listed twice',
+          productId: ledger.productId,
+          position,
+        });
+        return;
+      }
+      const { productId, perUserLimit, stock } = event.data;
+      this.products.set(productId, {
+        productId,
+        perUserLimit,
+        listed: stock,
+        added: 0,
+        committed: 0,
+        returned: 0,
+        undecided: 0,
+        lowestStock: stock,
+      });
+      return;
+    }
+    if (!ledger) {
+      this.violations.push({
         kind: 'ILLEGAL_SEQUENCE',
-        detail: 'product listed twice',
-        productId: ledger.productId,
+        detail: `${event.type} for an unlisted product`,
+        productId: event.data.productId,
         position,
       });
       return;
     }
-    const { productId, perUserLimit, stock } = event.data;
-    r.products.set(productId, {
-      productId,
-      perUserLimit,
-      listed: stock,
-      added: 0,
-      committed: 0,
-      returned: 0,
-      undecided: 0,
-      lowestStock: stock,
-    });
-    return;
+    if (event.type === 'StockAdded') ledger.added += event.data.quantity;
   }
-  if (!ledger) {
-    r.violations.push({
-      kind: 'ILLEGAL_SEQUENCE',
-      detail: `${event.type} for an unlisted product`,
-      productId: event.data.productId,
-      position,
-    });
-    return;
-  }
-  if (event.type === 'StockAdded') ledger.added += event.data.quantity;
-};
 
-const trackHeld = (r: Replayer, state: OrderState, delta: number, position: number): void => {
-  if (state.status === 'NONE') return;
-  const key = heldKey(state.userId, state.productId);
-  const held = (r.held.get(key) ?? 0) + delta;
-  r.held.set(key, held);
-  const ledger = r.products.get(state.productId);
-  if (ledger && held > ledger.perUserLimit) {
-    r.violations.push({
-      kind: 'USER_LIMIT_BREACHED',
-      detail: `user ${state.userId} holds ${held} units, limit ${ledger.perUserLimit}`,
-      productId: state.productId,
-      orderId: state.orderId,
-      position,
-    });
+  private applyOrderEvent(position: number, streamVersion: number, event: OrderEvent): void {
+    const orderId = event.data.orderId;
+    const before = this.orders.get(orderId) ?? initialOrderState;
+    // the domain's transition table says what may follow; a forgotten (finished) order has a stream behind it
+    const after = before.status === 'NONE' && streamVersion !== 1 ? null : transition(before, event);
+    if (after === null || after.status === 'NONE') {
+      const status = before.status === 'NONE' && streamVersion !== 1 ? 'finished' : before.status;
+      this.violations.push({
+        kind: 'ILLEGAL_SEQUENCE',
+        detail: `${event.type} on an order that is ${status}`,
+        orderId,
+        position,
+      });
+      return;
+    }
+    this.count(before, after);
+    if (isOpen(after)) this.orders.set(orderId, after);
+    else this.orders.delete(orderId);
+    const ledger = this.products.get(after.productId);
+    if (!ledger) {
+      this.violations.push({
+        kind: 'ILLEGAL_SEQUENCE',
+        detail: `${event.type} for an unlisted product`,
+        productId: after.productId,
+        orderId,
+        position,
+      });
+      return;
+    }
+    this.moveStock(ledger, before, after, position);
   }
-};
 
-const applyStockMovement = (
-  r: Replayer,
-  ledger: ProductLedger,
-  before: OrderState,
-  after: OrderState,
-  position: number,
-): void => {
-  if (after.status === 'NONE') return;
-  const quantity = after.quantity;
-  if (before.status === 'NONE' && after.status === 'RESERVED') ledger.undecided += quantity;
-  if (before.status === 'RESERVED' && after.status !== 'RESERVED') ledger.undecided -= quantity;
-  if (after.status === 'COMMITTED' && before.status === 'RESERVED') {
-    ledger.committed += quantity;
-    trackHeld(r, after, quantity, position);
-    const stock = ledgerStock(ledger);
-    ledger.lowestStock = Math.min(ledger.lowestStock, stock);
-    if (stock < 0) {
-      r.violations.push({
-        kind: 'OVERSOLD',
-        detail: `stock went to ${stock} after committing order ${after.orderId}`,
+  private count(before: OrderState, after: OrderState): void {
+    if (before.status !== 'NONE') this.byStatus[before.status] = (this.byStatus[before.status] ?? 1) - 1;
+    this.byStatus[after.status] = (this.byStatus[after.status] ?? 0) + 1;
+  }
+
+  private moveStock(ledger: ProductLedger, before: OrderState, after: OrderState, position: number): void {
+    if (after.status === 'NONE') return;
+    const quantity = after.quantity;
+    if (before.status === 'NONE' && after.status === 'RESERVED') ledger.undecided += quantity;
+    if (before.status === 'RESERVED' && after.status !== 'RESERVED') ledger.undecided -= quantity;
+    if (after.status === 'COMMITTED' && before.status === 'RESERVED') {
+      ledger.committed += quantity;
+      this.trackHeld(ledger, after, quantity, position);
+      const stock = ledgerStock(ledger);
+      ledger.lowestStock = Math.min(ledger.lowestStock, stock);
+      if (stock < 0) {
+        this.violations.push({
+          kind: 'OVERSOLD',
+          detail: `stock went to ${stock} after committing order ${after.orderId}`,
+          productId: ledger.productId,
+          orderId: after.orderId,
+          position,
+        });
+      }
+    }
+    if (after.status === 'RELEASED' && after.stockWasCommitted) {
+      ledger.returned += quantity;
+      this.trackHeld(ledger, after, -quantity, position);
+    }
+  }
+
+  private trackHeld(
+    ledger: ProductLedger,
+    order: OrderState & { userId: string; orderId: string },
+    delta: number,
+    position: number,
+  ): void {
+    const key = heldKey(order.userId, ledger.productId);
+    const held = (this.held.get(key) ?? 0) + delta;
+    if (held === 0) this.held.delete(key);
+    else this.held.set(key, held);
+    if (breaksUserLimit(ledger.perUserLimit, held)) {
+      this.violations.push({
+        kind: 'USER_LIMIT_BREACHED',
+        detail: `user ${order.userId} holds ${held} units, limit ${ledger.perUserLimit}`,
         productId: ledger.productId,
-        orderId: after.orderId,
+        orderId: order.orderId,
         position,
       });
     }
   }
-  if (after.status === 'RELEASED' && after.stockWasCommitted && before.status === 'COMMITTED') {
-    ledger.returned += quantity;
-    trackHeld(r, after, -quantity, position);
-  }
-};
+}
 
-const isLegal = (before: OrderState, event: OrderEvent): boolean => {
-  switch (event.type) {
-    case 'OrderReserved':
-      return before.status === 'NONE';
-    case 'StockCommitted':
-      return before.status === 'RESERVED';
-    case 'ReservationReleased':
-      return (
-        (before.status === 'RESERVED' && !event.data.stockWasCommitted) ||
-        (before.status === 'COMMITTED' && event.data.stockWasCommitted)
-      );
-    case 'OrderPaid':
-      return before.status === 'COMMITTED';
-  }
-};
-
-const applyOrderEvent = (r: Replayer, position: number, event: OrderEvent): void => {
-  const orderId = event.data.orderId;
-  const before = r.orders.get(orderId) ?? initialOrderState;
-  if (!isLegal(before, event)) {
-    r.violations.push({
-      kind: 'ILLEGAL_SEQUENCE',
-      detail: `${event.type} on an order that is ${before.status}`,
-      orderId,
-      position,
-    });
-    return;
-  }
-  const after = evolve(before, event);
-  r.orders.set(orderId, after);
-  if (after.status === 'NONE') return;
-  const ledger = r.products.get(after.productId);
-  if (!ledger) {
-    r.violations.push({
-      kind: 'ILLEGAL_SEQUENCE',
-      detail: `${event.type} for an unlisted product`,
-      productId: after.productId,
-      orderId,
-      position,
-    });
-    return;
-  }
-  applyStockMovement(r, ledger, before, after, position);
-};
-
-/** Folds the whole history, in global order, into ledgers and order states, noting every violation on the way. */
+/** Replays a whole history at once (tests, small stores); the audit streams pages into a `HistoryReplay`. */
 export const replayHistory = (history: Iterable<AuditedEvent>): AuditReplay => {
-  const r: Replayer = {
-    products: new Map(),
-    orders: new Map(),
-    violations: [],
-    eventsReplayed: 0,
-    held: new Map(),
-  };
-  for (const { position, event } of history) {
-    r.eventsReplayed += 1;
-    if (isOrderEvent(event)) applyOrderEvent(r, position, event);
-    else applyProductEvent(r, position, event);
-  }
-  const { held: _held, ...replay } = r;
-  return replay;
+  const replay = new HistoryReplay();
+  for (const event of history) replay.apply(event);
+  return replay.result();
 };
 
 export const staleReservations = (replay: AuditReplay, now: string, staleAfterMs: number): Violation[] => {
   const cutoff = Date.parse(now) - staleAfterMs;
   const stale: Violation[] = [];
-  for (const order of replay.orders.values()) {
+  for (const order of replay.openOrders.values()) {
     if (order.status === 'RESERVED' && Date.parse(order.reservedAt) < cutoff) {
       stale.push({
         kind: 'STALE_RESERVATION',
@@ -219,9 +245,9 @@ export type StoreObservation = Readonly<{
   releasedNotRestored: number;
 }>;
 
-/** What the gate should show: the stock MySQL will have, less what is reserved or released but not restored. */
+/** What the gate should show by the replayed ledger. */
 export const expectedGate = (ledger: ProductLedger, releasedNotRestored: number): number =>
-  ledgerStock(ledger) - ledger.undecided - releasedNotRestored;
+  expectedGateStock({ stock: ledgerStock(ledger), undecided: ledger.undecided, releasedNotRestored });
 
 export const storeDrift = (replay: AuditReplay, observations: readonly StoreObservation[]): Violation[] => {
   const drift: Violation[] = [];

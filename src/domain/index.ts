@@ -4,3 +4,4 @@ export * from './order.js';
 export * from './product.js';
 export * from './purchase-policy.js';
 export * from './audit.js';
+export * from './decider.js';

@@ -1,3 +1,4 @@
+import type { Decider } from './decider.js';
 import { InvalidProductTerms, ProductAlreadyListed, ProductNotListed } from './errors.js';
 import { assertNever, type ProductEvent } from './events.js';
 
@@ -103,4 +104,21 @@ export const decideProduct = (cmd: ProductCommand, state: ProductState): Product
     default:
       return assertNever(cmd);
   }
+};
+
+/** The product aggregate. */
+export const productDecider: Decider<ProductCommand, ProductEvent, ProductState> = {
+  decide: decideProduct,
+  evolve: evolveProduct,
+  initialState: initialProductState,
+};
+
+/** Terms a listing may leave out: one unit per buyer, and an order may take the whole allowance. */
+export const withDefaultLimits = <
+  T extends { perUserLimit?: number | undefined; maxPerOrder?: number | undefined },
+>(
+  terms: T,
+): Omit<T, 'perUserLimit' | 'maxPerOrder'> & { perUserLimit: number; maxPerOrder: number } => {
+  const perUserLimit = terms.perUserLimit ?? 1;
+  return { ...terms, perUserLimit, maxPerOrder: terms.maxPerOrder ?? perUserLimit };
 };

@@ -19,15 +19,30 @@ export const orderSizeRejection = (terms: ProductTerms, quantity: number): Purch
     ? { code: 'LIMIT_EXCEEDED', detail: `at most ${terms.maxPerOrder} per order` }
     : null;
 
-/** The per-user limit counts every unit the user already holds for this product (reserved, committed or paid). */
+/**
+ * The per-user limit: the units a buyer holds of a product never exceed its `perUserLimit`. The gate's script
+ * applies it first, to the units it has let through; MySQL's commit applies it again to what is committed,
+ * and the audit checks that history never broke it. All three ask this rule.
+ */
+export const breaksUserLimit = (perUserLimit: number, held: number): boolean => held > perUserLimit;
+
+/** The per-user limit for a new order: what the buyer already holds, plus what they ask for. */
 export const userLimitRejection = (
-  terms: ProductTerms,
+  terms: Pick<ProductTerms, 'perUserLimit'>,
   alreadyHeld: number,
   quantity: number,
 ): PurchaseRejection | null =>
-  alreadyHeld + quantity > terms.perUserLimit
+  breaksUserLimit(terms.perUserLimit, alreadyHeld + quantity)
     ? { code: 'LIMIT_EXCEEDED', detail: `at most ${terms.perUserLimit} per buyer` }
     : null;
+
+/**
+ * What the gate should hold for a product: the stock MySQL has, less the units reserved by the gate and not
+ * yet decided by MySQL, less the units of released orders the gate has not been given back yet.
+ */
+export const expectedGateStock = (
+  books: Readonly<{ stock: number; undecided: number; releasedNotRestored: number }>,
+): number => books.stock - books.undecided - books.releasedNotRestored;
 
 /** Checks made before the gate, on the hot path, with no I/O: window and order size. */
 export const purchaseRejection = (

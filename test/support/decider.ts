@@ -1,11 +1,8 @@
 import { expect } from '@jest/globals';
+import type { Decider } from '../../src/domain/index.js';
 
 /** A pure aggregate: `decide` turns a command and state into events, `evolve` folds events into state. */
-export type Decider<Command, Event, State> = Readonly<{
-  decide: (command: Command, state: State) => Event[];
-  evolve: (state: State, event: Event) => State;
-  initialState: State;
-}>;
+export type { Decider };
 
 type ErrorType<E extends Error> = abstract new (...args: never[]) => E;
 

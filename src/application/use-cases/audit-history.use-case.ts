@@ -1,7 +1,7 @@
 import {
-  type AuditedEvent,
+  type AuditReplay,
+  HistoryReplay,
   ledgerStock,
-  replayHistory,
   staleReservations,
   type StoreObservation,
   storeDrift,
@@ -32,7 +32,7 @@ export type AuditReport = Readonly<{
 }>;
 
 /**
- * Replays the whole event store in global order and checks it against MySQL and the gate: oversell at any
+ * Streams the whole event store in global order, a page at a time, and checks it against MySQL and the gate: oversell at any
  * point in history, illegal sequences, per-user limit breaches, stale reservations, and stock drift.
  */
 export class AuditHistory {
@@ -49,7 +49,7 @@ export class AuditHistory {
   ) {}
 
   async run(): Promise<AuditReport> {
-    const replay = replayHistory(await this.readEverything());
+    const replay = await this.replay();
     const violations: Violation[] = [
       ...replay.violations,
       ...staleReservations(replay, this.deps.clock.now(), this.deps.staleAfterMs),
@@ -78,8 +78,7 @@ export class AuditHistory {
       });
     }
     violations.push(...storeDrift(replay, observations));
-    const orders: Record<string, number> = {};
-    for (const order of replay.orders.values()) orders[order.status] = (orders[order.status] ?? 0) + 1;
+    const orders = Object.fromEntries(Object.entries(replay.ordersByStatus).filter(([, n]) => n > 0));
     return {
       ok: violations.length === 0,
       eventsReplayed: replay.eventsReplayed,
@@ -89,15 +88,15 @@ export class AuditHistory {
     };
   }
 
-  private async readEverything(): Promise<AuditedEvent[]> {
-    const history: AuditedEvent[] = [];
+  /** Streams the store page by page into the replay: memory holds one page and the replay's open state. */
+  private async replay(): Promise<AuditReplay> {
+    const replay = new HistoryReplay();
     let after = 0;
     for (;;) {
       const page = await this.deps.events.readAll(after, this.deps.pageSize);
-      for (const stored of page)
-        history.push({ position: stored.position, streamId: stored.streamId, event: stored.event });
+      for (const stored of page) replay.apply(stored);
       const last = page.at(-1);
-      if (!last || page.length < this.deps.pageSize) return history;
+      if (!last || page.length < this.deps.pageSize) return replay.result();
       after = last.position;
     }
   }

@@ -1,3 +1,4 @@
+import { expectedGateStock } from '../../domain/index.js';
 import type { Inventory, OrderReadModel, StockGate } from '../ports/index.js';
 
 export type StockReading = Readonly<{
@@ -35,6 +36,6 @@ export const readStockBooks = async (
     gateStock,
     inFlight,
     releasedNotRestored,
-    expectedGate: product.stock - inFlight - releasedNotRestored,
+    expectedGate: expectedGateStock({ stock: product.stock, undecided: inFlight, releasedNotRestored }),
   };
 };

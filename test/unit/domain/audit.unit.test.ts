@@ -4,6 +4,7 @@ import {
   ledgerStock,
   orderStreamId,
   productStreamId,
+  HistoryReplay,
   replayHistory,
   staleReservations,
   storeDrift,
@@ -25,12 +26,17 @@ import {
 } from './builders.js';
 
 /** Numbers events 1, 2, 3… in the given order, as the global log would. */
-const history = (...events: DomainEvent[]): AuditedEvent[] =>
-  events.map((event, index) => ({
-    position: index + 1,
-    streamId: isOrderEvent(event) ? orderStreamId(event.data.orderId) : productStreamId(event.data.productId),
-    event,
-  }));
+const history = (...events: DomainEvent[]): AuditedEvent[] => {
+  const versions = new Map<string, number>();
+  return events.map((event, index) => {
+    const streamId = isOrderEvent(event)
+      ? orderStreamId(event.data.orderId)
+      : productStreamId(event.data.productId);
+    const streamVersion = (versions.get(streamId) ?? 0) + 1;
+    versions.set(streamId, streamVersion);
+    return { position: index + 1, streamId, streamVersion, event };
+  });
+};
 
 const kindsAndPositions = (violations: readonly Violation[]) =>
   violations.map(({ kind, position }) => ({ kind, position }));
@@ -93,15 +99,9 @@ describe('audit replay of a clean history', () => {
     expect(ledger && ledgerStock(ledger)).toBe(5 + 3 - 4 + 2);
   });
 
-  it('folds every order into its final state', () => {
-    const statuses = Object.fromEntries([...replay.orders].map(([id, state]) => [id, state.status]));
-
-    expect(statuses).toEqual({
-      paid: 'PAID',
-      'timed-out': 'RELEASED',
-      'sold-out': 'RELEASED',
-      pending: 'RESERVED',
-    });
+  it('counts every order by its final state and keeps only the open one', () => {
+    expect(replay.ordersByStatus).toEqual({ PAID: 1, RELEASED: 2, RESERVED: 1, COMMITTED: 0 });
+    expect([...replay.openOrders.keys()]).toEqual(['pending']);
   });
 });
 
@@ -360,5 +360,45 @@ describe('store drift', () => {
     expect(
       storeDrift(replay, [observed({ gateStock: null, mysqlStock: 7 })]).map(({ kind }) => kind),
     ).toEqual(['MYSQL_STOCK_DRIFT']);
+  });
+});
+
+describe('audit replay: a finished order is let go, not forgotten', () => {
+  it('flags an event on a paid order by its stream version', () => {
+    const paid = order('paid', 1);
+    const events = history(productListed(), paid.reserved, paid.committed, paid.paid);
+    const again: AuditedEvent = {
+      position: 5,
+      streamId: orderStreamId('paid'),
+      streamVersion: 4,
+      event: paid.reserved,
+    };
+
+    const replay = replayHistory([...events, again]);
+
+    expect(replay.openOrders.size).toBe(0);
+    expect(kindsAndPositions(replay.violations)).toEqual([{ kind: 'ILLEGAL_SEQUENCE', position: 5 }]);
+  });
+
+  it('keeps memory to the open orders while a long history streams through', () => {
+    const replay = new HistoryReplay();
+    replay.apply(history(productListed({ stock: 1_000_000, perUserLimit: 1 }))[0]!);
+    let position = 1;
+    let peak = 0;
+    for (let i = 0; i < 5_000; i += 1) {
+      const o = order(`o-${i}`, 1, `user-${i}`);
+      for (const [v, event] of [o.reserved, o.releasedUncommitted].entries()) {
+        replay.apply({
+          position: (position += 1),
+          streamId: orderStreamId(`o-${i}`),
+          streamVersion: v + 1,
+          event,
+        });
+        peak = Math.max(peak, replay.retained);
+      }
+    }
+
+    expect(peak).toBe(1);
+    expect(replay.result().ordersByStatus).toEqual({ RESERVED: 0, RELEASED: 5_000 });
   });
 });
