@@ -77,18 +77,33 @@ const seed = async (db: Connection, runId: string, options: ConsumerOptions): Pr
     const orderId = randomUUID();
     const productId = productIds[i % productIds.length]!;
     const userId = `bench-${runId}-${i}`;
-    const message = reservedMessage(
-      { orderId, productId, userId, quantity: 1, reservedAt },
-      `bench-${runId}`,
-    );
+    const message = reservedMessage({
+      eventId: randomUUID(),
+      schemaVersion: 1,
+      occurredAt: reservedAt,
+      correlationId: `bench-${runId}`,
+      causationId: `bench-${runId}`,
+      userId,
+      event: { type: 'OrderReserved', data: { orderId, productId, userId, quantity: 1, reservedAt } },
+    });
     return { productId, userId, reservedAt, message };
   });
   const at = sqlTime(reservedAt);
   await insertRows(
     db,
     'event_store',
-    ['stream_id', 'stream_version', 'type', 'payload', 'metadata', 'occurred_at'],
+    [
+      'event_id',
+      'stream_id',
+      'stream_version',
+      'type',
+      'payload',
+      'metadata',
+      'correlation_id',
+      'occurred_at',
+    ],
     reservations.map((r) => [
+      randomUUID(),
       `order-${r.message.orderId}`,
       1,
       'OrderReserved',
@@ -99,7 +114,8 @@ const seed = async (db: Connection, runId: string, options: ConsumerOptions): Pr
         quantity: 1,
         reservedAt: r.reservedAt,
       }),
-      JSON.stringify({ correlationId: `bench-${runId}`, userId: r.userId }),
+      JSON.stringify({ userId: r.userId }),
+      `bench-${runId}`,
       at,
     ]),
   );
@@ -219,6 +235,7 @@ export const consumerRun = async (
       unitOfWork: new MySqlUnitOfWork(orm, TRANSACTION_TIMEOUT_MS),
       dispatcher,
       clock,
+      ids: { next: randomUUID },
       logger,
       metrics: quietMetrics,
       mergeDecrements,

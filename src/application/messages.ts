@@ -1,5 +1,5 @@
-import type { ReleaseReason } from '../domain/index.js';
-import { type InboundMessage, type NewOutboxMessage, Topics } from './ports/index.js';
+import type { OrderReserved, ReleaseReason, ReservationReleased } from '../domain/index.js';
+import { type EventEnvelope, type InboundMessage, type NewOutboxMessage, Topics } from './ports/index.js';
 
 export type ReservedPayload = Readonly<{
   messageId: string;
@@ -20,44 +20,48 @@ export type CompensationPayload = Readonly<{
 export const reservedMessageId = (orderId: string): string => `reserved-${orderId}`;
 export const compensationMessageId = (orderId: string): string => `compensation-${orderId}`;
 
-const headersFor = (eventType: string, orderId: string, messageId: string, correlationId: string) => ({
-  'event-type': eventType,
+/** A message's headers: what it is, and the conversation and event it comes from. */
+const headersFor = (envelope: EventEnvelope, orderId: string, messageId: string) => ({
+  'event-type': envelope.event.type,
   'order-id': orderId,
   'message-id': messageId,
-  'correlation-id': correlationId,
+  'correlation-id': envelope.correlationId,
+  'causation-id': envelope.eventId,
 });
 
-export const reservedMessage = (
-  order: Omit<ReservedPayload, 'messageId'>,
-  correlationId: string,
-): NewOutboxMessage => {
-  const messageId = reservedMessageId(order.orderId);
-  const payload: ReservedPayload = { messageId, ...order };
+/** The reservation, for the commit consumer: made from the `OrderReserved` event the domain decided. */
+export const reservedMessage = (envelope: EventEnvelope<OrderReserved>): NewOutboxMessage => {
+  const { orderId, productId, userId, quantity, reservedAt } = envelope.event.data;
+  const messageId = reservedMessageId(orderId);
+  const payload: ReservedPayload = { messageId, orderId, productId, userId, quantity, reservedAt };
   return {
     messageId,
-    orderId: order.orderId,
+    orderId,
     topic: Topics.ORDERS_RESERVED,
-    key: String(order.productId),
+    key: String(productId),
     payload: JSON.stringify(payload),
-    headers: headersFor('OrderReserved', order.orderId, messageId, correlationId),
+    headers: headersFor(envelope, orderId, messageId),
   };
 };
 
-export const compensationMessage = (
-  release: Omit<CompensationPayload, 'messageId'>,
-  correlationId: string,
-): NewOutboxMessage => {
-  const messageId = compensationMessageId(release.orderId);
-  const payload: CompensationPayload = { messageId, ...release };
+/** The gate's share back, for the compensation consumer: made from the `ReservationReleased` event. */
+export const compensationMessage = (envelope: EventEnvelope<ReservationReleased>): NewOutboxMessage => {
+  const { orderId, productId, reason } = envelope.event.data;
+  const messageId = compensationMessageId(orderId);
+  const payload: CompensationPayload = { messageId, orderId, productId, reason };
   return {
     messageId,
-    orderId: release.orderId,
+    orderId,
     topic: Topics.STOCK_COMPENSATION,
-    key: String(release.productId),
+    key: String(productId),
     payload: JSON.stringify(payload),
-    headers: headersFor('ReservationReleased', release.orderId, messageId, correlationId),
+    headers: headersFor(envelope, orderId, messageId),
   };
 };
+
+/** The conversation an inbound message belongs to (a message from before correlation ids: its own id). */
+export const correlationOf = (message: InboundMessage, messageId: string): string =>
+  message.headers['correlation-id'] ?? messageId;
 
 const isRecord = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null;

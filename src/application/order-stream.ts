@@ -1,39 +1,34 @@
 import {
-  decide,
-  evolve,
+  assertNever,
   isOrderEvent,
+  isProductEvent,
   type OrderCommand,
+  orderDecider,
   type OrderEvent,
   type OrderState,
   orderStreamId,
-  replayOrder,
+  type ProductCommand,
+  productDecider,
+  type ProductEvent,
+  type ProductState,
+  productStreamId,
 } from '../domain/index.js';
-import type { EventMetadata, OrderView, TransactionalStores } from './ports/index.js';
+import { CommandHandler, type Decision } from './command-handler.js';
+import type { EventEnvelope, IdGenerator, OrderReadModel, OrderView } from './ports/index.js';
 
-export type LoadedOrder = Readonly<{ state: OrderState; version: number }>;
+export type OrderDecision = Decision<OrderCommand, OrderEvent, OrderState>;
+export type OrderCommands = CommandHandler<OrderCommand, OrderEvent, OrderState>;
+export type ProductCommands = CommandHandler<ProductCommand, ProductEvent, ProductState>;
 
-export const loadOrder = async (
-  stores: Pick<TransactionalStores, 'events'>,
-  orderId: string,
-): Promise<LoadedOrder> => {
-  const { events, version } = await stores.events.read(orderStreamId(orderId));
-  return { state: replayOrder(events.filter(isOrderEvent)), version };
-};
+/** Every change to an order: the order decider behind the command handler, one stream per order. */
+export const orderCommands = (ids: IdGenerator): OrderCommands =>
+  new CommandHandler(orderDecider, (c) => orderStreamId(c.orderId), isOrderEvent, ids);
 
-/** Several orders' streams in one read. */
-export const loadOrders = async (
-  stores: Pick<TransactionalStores, 'events'>,
-  orderIds: readonly string[],
-): Promise<Map<string, LoadedOrder>> => {
-  const streams = await stores.events.readMany(orderIds.map(orderStreamId));
-  const loaded = new Map<string, LoadedOrder>();
-  for (const orderId of orderIds) {
-    const { events, version } = streams.get(orderStreamId(orderId)) ?? { events: [], version: 0 };
-    loaded.set(orderId, { state: replayOrder(events.filter(isOrderEvent)), version });
-  }
-  return loaded;
-};
+/** Every change to a product's stream. */
+export const productCommands = (ids: IdGenerator): ProductCommands =>
+  new CommandHandler(productDecider, (c) => productStreamId(c.productId), isProductEvent, ids);
 
+/** An order's state as its row shows it (the seed for projecting the next events onto it). */
 export const toView = (state: OrderState, updatedAt: string): OrderView | null => {
   if (state.status === 'NONE') return null;
   return {
@@ -48,57 +43,52 @@ export const toView = (state: OrderState, updatedAt: string): OrderView | null =
   };
 };
 
-/** Appends what a decision produced and keeps the read model in step, inside the caller's transaction. */
-export const recordOrderEvents = async (
-  stores: TransactionalStores,
-  loaded: LoadedOrder,
-  events: readonly OrderEvent[],
-  metadata: EventMetadata,
-  now: string,
-): Promise<OrderState> => {
-  const first = events[0];
-  if (!first) return loaded.state;
-  const state = events.reduce(evolve, loaded.state);
-  await stores.events.append(orderStreamId(first.data.orderId), events, loaded.version, metadata);
-  const view = toView(state, now);
-  if (view) await stores.orders.upsert(view);
-  return state;
+/**
+ * The `orders` read model as a projection: each order event changes its order's row, and the row's
+ * `updatedAt` is the time of the last event. The live service applies it inside the transaction that
+ * appends the events; `RebuildProjections` applies it to the whole store in global order. Both give the
+ * same rows.
+ */
+export const projectOrderEvent = (
+  row: OrderView | null,
+  envelope: EventEnvelope<OrderEvent>,
+): OrderView | null => {
+  const { event, occurredAt: updatedAt } = envelope;
+  switch (event.type) {
+    case 'OrderReserved': {
+      const { orderId, userId, productId, quantity, reservedAt } = event.data;
+      return {
+        orderId,
+        userId,
+        productId,
+        quantity,
+        status: 'RESERVED',
+        reason: null,
+        reservedAt,
+        updatedAt,
+      };
+    }
+    case 'StockCommitted':
+      return row && { ...row, status: 'COMMITTED', updatedAt };
+    case 'ReservationReleased':
+      return row && { ...row, status: 'RELEASED', reason: event.data.reason, updatedAt };
+    case 'OrderPaid':
+      return row && { ...row, status: 'PAID', updatedAt };
+    default:
+      return assertNever(event);
+  }
 };
 
-export type OrderDecision = Readonly<{
-  loaded: LoadedOrder;
-  events: readonly OrderEvent[];
-  metadata: EventMetadata;
-}>;
-
-/** `recordOrderEvents` for several orders (each at most once): one append and one read-model write. */
-export const recordManyOrderEvents = async (
-  stores: TransactionalStores,
-  decisions: readonly OrderDecision[],
-  now: string,
-): Promise<void> => {
-  const appends = decisions.flatMap(({ loaded, events, metadata }) => {
-    const first = events[0];
-    return first
-      ? [{ streamId: orderStreamId(first.data.orderId), events, expectedVersion: loaded.version, metadata }]
-      : [];
+/** The rows the decisions change, each projected from the order's state before them. */
+export const orderRows = (decisions: readonly OrderDecision[]): OrderView[] =>
+  decisions.flatMap((d) => {
+    if (d.envelopes.length === 0) return [];
+    const row = d.envelopes.reduce(projectOrderEvent, toView(d.before, ''));
+    return row ? [row] : [];
   });
-  const views = decisions.flatMap(({ loaded, events }) => {
-    if (events.length === 0) return [];
-    const view = toView(events.reduce(evolve, loaded.state), now);
-    return view ? [view] : [];
-  });
-  await Promise.all([stores.events.appendMany(appends), stores.orders.upsertMany(views)]);
-};
 
-/** load → decide → append → read model, in the caller's transaction. */
-export const handleOrderCommand = async (
-  stores: TransactionalStores,
-  command: OrderCommand,
-  metadata: EventMetadata,
-): Promise<{ state: OrderState; events: OrderEvent[] }> => {
-  const loaded = await loadOrder(stores, command.orderId);
-  const events = decide(command, loaded.state);
-  const state = await recordOrderEvents(stores, loaded, events, metadata, command.now);
-  return { state, events };
+/** Keeps the `orders` projection in step with the decisions, in the caller's transaction. */
+export const projectOrders = (orders: OrderReadModel, decisions: readonly OrderDecision[]): Promise<void> => {
+  const rows = orderRows(decisions);
+  return rows.length > 0 ? orders.upsertMany(rows) : Promise.resolve();
 };

@@ -1,4 +1,4 @@
-/** Events are plain readonly data, versioned by their `type` name. */
+/** Events are plain readonly data; the store wraps each in an envelope (id, schema version, correlation, causation). */
 export type Event<T extends string, D> = Readonly<{ type: T; data: Readonly<D> }>;
 
 export type ReleaseReason =
@@ -65,6 +65,20 @@ export type ProductEvent = ProductListed | StockAdded | StockReconciled;
 
 export type DomainEvent = OrderEvent | ProductEvent;
 export type DomainEventType = DomainEvent['type'];
+
+/**
+ * The schema version each event type is written with today. Change an event's data, and its version goes up
+ * by one here, with an upcaster (application/event-schema.ts) that reads the old shape as the new.
+ */
+export const EVENT_SCHEMA_VERSIONS: Readonly<Record<DomainEventType, number>> = {
+  OrderReserved: 1,
+  StockCommitted: 1,
+  ReservationReleased: 1,
+  OrderPaid: 1,
+  ProductListed: 1,
+  StockAdded: 1,
+  StockReconciled: 1,
+};
 
 export const orderStreamId = (orderId: string): string => `order-${orderId}`;
 export const productStreamId = (productId: number): string => `product-${productId}`;

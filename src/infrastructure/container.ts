@@ -109,7 +109,7 @@ const bindRealProfile = (
   const timeout = config.mysql.operationTimeoutMs;
   const clockNow = (get: <U>(id: ServiceIdentifier<U>) => U) => () => get<Clock>(CLOCK).now();
   const session = standaloneSession(r.orm, timeout);
-  singleton(container, EVENT_STORE, (get) => new MySqlEventStore(session, clockNow(get)));
+  singleton(container, EVENT_STORE, () => new MySqlEventStore(session));
   container.bind(INVENTORY).toConstantValue(new MySqlInventory(session));
   container.bind(ORDER_READ_MODEL).toConstantValue(new MySqlOrderReadModel(session));
   container.bind(OUTBOX).toConstantValue(new MySqlOutbox(session));
@@ -171,7 +171,7 @@ const singleton = <T>(
 const bindMemoryProfile = (container: Container, config: Config): void => {
   singleton(container, TYPES.MemoryDatabase, () => new MemoryDatabase());
   const clockNow = (get: <U>(id: ServiceIdentifier<U>) => U) => () => get<Clock>(CLOCK).now();
-  singleton(container, EVENT_STORE, (get) => new MemoryEventStore(get(TYPES.MemoryDatabase), clockNow(get)));
+  singleton(container, EVENT_STORE, (get) => new MemoryEventStore(get(TYPES.MemoryDatabase)));
   singleton(container, INVENTORY, (get) => new MemoryInventory(get(TYPES.MemoryDatabase)));
   singleton(container, ORDER_READ_MODEL, (get) => new MemoryOrderReadModel(get(TYPES.MemoryDatabase)));
   singleton(container, OUTBOX, (get) => new MemoryOutbox(get(TYPES.MemoryDatabase)));
@@ -247,6 +247,7 @@ const bindUseCases = (container: Container, config: Config): void => {
         unitOfWork: get(UNIT_OF_WORK),
         dispatcher: get(TYPES.Dispatcher),
         clock: get(CLOCK),
+        ids: get(ID_GENERATOR),
         logger: get(LOGGER),
         metrics: get(METRICS),
         mergeDecrements: config.mergeDecrements,
@@ -269,9 +270,14 @@ const bindUseCases = (container: Container, config: Config): void => {
         get(CLOCK),
         get(LOGGER),
         config.paymentTimeoutMs,
+        get(ID_GENERATOR),
       ),
   );
-  singleton(container, TYPES.PayOrder, (get) => new PayOrder(get(UNIT_OF_WORK), get(CLOCK)));
+  singleton(
+    container,
+    TYPES.PayOrder,
+    (get) => new PayOrder(get(UNIT_OF_WORK), get(CLOCK), get(ID_GENERATOR)),
+  );
   singleton(
     container,
     TYPES.RelayOutbox,
@@ -295,6 +301,7 @@ const bindUseCases = (container: Container, config: Config): void => {
         gate: get(STOCK_GATE),
         soldOut: get(SOLD_OUT_FLAGS),
         clock: get(CLOCK),
+        ids: get(ID_GENERATOR),
         logger: get(LOGGER),
         metrics: get(METRICS),
         settleMs: config.reconcileSettleMs,
@@ -324,6 +331,7 @@ const bindUseCases = (container: Container, config: Config): void => {
         soldOut: get(SOLD_OUT_FLAGS),
         catalog: get(TYPES.Catalog),
         clock: get(CLOCK),
+        ids: get(ID_GENERATOR),
         logger: get(LOGGER),
       }),
   );

@@ -2,4 +2,15 @@ import { MemoryDatabase } from '../../src/adapters/memory/memory-database.js';
 import { MemoryEventStore } from '../../src/adapters/memory/memory-event-store.js';
 import { eventStoreContract } from './event-store.contract.js';
 
-eventStoreContract('MemoryEventStore', () => Promise.resolve(new MemoryEventStore(new MemoryDatabase())));
+const databases = new WeakMap<object, MemoryDatabase>();
+
+eventStoreContract(
+  'MemoryEventStore',
+  () => {
+    const db = new MemoryDatabase();
+    const store = new MemoryEventStore(db);
+    databases.set(store, db);
+    return Promise.resolve(store);
+  },
+  (store, upcaster) => new MemoryEventStore(databases.get(store)!, upcaster),
+);

@@ -16,6 +16,8 @@ import {
   orderView,
   outboxMessage,
   stockCommitted,
+  plain,
+  wrap,
 } from '../support/contract-fixtures.js';
 import { readAllAfter, tailPosition } from './event-store.contract.js';
 
@@ -61,7 +63,7 @@ export const unitOfWorkContract = (
       const orderId = uniqueName('order-id');
       const messageId = uniqueName('message');
       const writes: Write[] = [
-        { name: 'event append', run: (s) => s.events.append(stream, [orderReserved(orderId)], 0) },
+        { name: 'event append', run: (s) => s.events.append(stream, wrap([orderReserved(orderId)]), 0) },
         { name: 'order view upsert', run: (s) => s.orders.upsert(orderView(orderId)) },
         { name: 'outbox insert', run: (s) => s.outbox.add(outboxMessage(messageId), instant(1)) },
         { name: 'product create', run: (s) => s.inventory.create(newProduct({ name: 'created in tx' })) },
@@ -74,7 +76,7 @@ export const unitOfWorkContract = (
         },
       ];
       const snapshot = async () => ({
-        stream: await db().events.read(stream),
+        stream: plain(await db().events.read(stream)),
         tail: await tailPosition(db().events),
         order: await db().orders.get(orderId),
         message: await db().outbox.get(messageId),
@@ -89,7 +91,7 @@ export const unitOfWorkContract = (
       await db().unitOfWork.run(async (stores) => {
         for (const write of writes) await write.run(stores);
       });
-      expect(await db().events.read(stream)).toEqual({ events: [orderReserved(orderId)], version: 1 });
+      expect(plain(await db().events.read(stream))).toEqual({ events: [orderReserved(orderId)], version: 1 });
       expect(await db().orders.get(orderId)).toEqual(orderView(orderId));
       expect((await db().outbox.get(messageId))?.status).toBe(OutboxStatus.PENDING);
       const products = await db().inventory.list();
@@ -105,7 +107,7 @@ export const unitOfWorkContract = (
     it('lets the work read its own writes', async () => {
       const { existing, stream, orderId } = await scene();
       const seen = await db().unitOfWork.run(async (stores) => {
-        await stores.events.append(stream, [orderReserved(orderId)], 0);
+        await stores.events.append(stream, wrap([orderReserved(orderId)]), 0);
         await stores.orders.upsert(orderView(orderId));
         await stores.inventory.tryDecrement(existing.productId, 4);
         return {
@@ -121,10 +123,10 @@ export const unitOfWorkContract = (
       const { existing, stream, orderId, messageId } = await scene();
       const other = uniqueName('order-id');
       const seen = await db().unitOfWork.run(async (stores) => {
-        await stores.events.append(stream, [orderReserved(orderId)], 0);
+        await stores.events.append(stream, wrap([orderReserved(orderId)]), 0);
         // a stream's version is read to check an append at version 1: it must see the append just made
         await stores.events.appendMany([
-          { streamId: stream, events: [stockCommitted(orderId)], expectedVersion: 1 },
+          { streamId: stream, events: wrap([stockCommitted(orderId)]), expectedVersion: 1 },
         ]);
         await stores.orders.upsert(
           orderView(orderId, { status: 'COMMITTED', userId: 'holder', quantity: 2 }),
@@ -189,12 +191,12 @@ export const unitOfWorkContract = (
 
     it('rolls back earlier writes when a later append meets a VersionConflict', async () => {
       const { stream, orderId, messageId, snapshot } = await scene();
-      await db().events.append(stream, [orderReserved(orderId)], 0);
+      await db().events.append(stream, wrap([orderReserved(orderId)]), 0);
       const before = await snapshot();
       const attempt = db().unitOfWork.run(async (stores) => {
         await stores.orders.upsert(orderView(orderId, { status: 'COMMITTED' }));
         await stores.outbox.add(outboxMessage(messageId), instant(1));
-        await stores.events.append(stream, [orderReserved(orderId)], 0);
+        await stores.events.append(stream, wrap([orderReserved(orderId)]), 0);
       });
       await expect(attempt).rejects.toBeInstanceOf(VersionConflict);
       expect(await snapshot()).toEqual(before);
@@ -218,7 +220,7 @@ export const unitOfWorkContract = (
         const written = latch();
         const finish = latch();
         const transaction = db().unitOfWork.run(async (stores) => {
-          await stores.events.append(stream, [orderReserved(orderId)], 0);
+          await stores.events.append(stream, wrap([orderReserved(orderId)]), 0);
           await stores.orders.upsert(orderView(orderId));
           await stores.outbox.add(outboxMessage(messageId), instant(1));
           await stores.inventory.tryDecrement(existing.productId, 4);
@@ -227,7 +229,7 @@ export const unitOfWorkContract = (
         });
         await written.opened;
         const seenOutside = {
-          stream: await db().events.read(stream),
+          stream: plain(await db().events.read(stream)),
           all: await readAllAfter(db().events, tail),
           order: await db().orders.get(orderId),
           message: await db().outbox.get(messageId),
@@ -300,18 +302,18 @@ export const unitOfWorkContract = (
         const finish = latch();
         const error = new Boom('rolled back');
         const transaction = db().unitOfWork.run(async (stores) => {
-          await stores.events.append(inside, [orderReserved('inside')], 0);
+          await stores.events.append(inside, wrap([orderReserved('inside')]), 0);
           written.open();
           await finish.opened;
           throw error;
         });
         await written.opened;
-        const outside = db().events.append(outsideStream, [orderReserved('outside')], 0);
+        const outside = db().events.append(outsideStream, wrap([orderReserved('outside')]), 0);
         finish.open();
         await expect(transaction).rejects.toBe(error);
         expect(await outside).toBe(1);
-        expect(await db().events.read(inside)).toEqual({ events: [], version: 0 });
-        expect(await db().events.read(outsideStream)).toEqual({
+        expect(plain(await db().events.read(inside))).toEqual({ events: [], version: 0 });
+        expect(plain(await db().events.read(outsideStream))).toEqual({
           events: [orderReserved('outside')],
           version: 1,
         });
@@ -336,10 +338,10 @@ const inventoryCalls = (productId: () => number): EveryCall<Inventory> => ({
 
 const eventCalls = (stream: string): EveryCall<EventStore> => ({
   read: (s) => s.events.read(stream),
-  append: (s) => s.events.append(stream, [orderReserved('inside')], 0),
+  append: (s) => s.events.append(stream, wrap([orderReserved('inside')]), 0),
   readMany: (s) => s.events.readMany([stream, `${stream}-other`]),
   appendMany: (s) =>
-    s.events.appendMany([{ streamId: stream, events: [stockCommitted('inside')], expectedVersion: 1 }]),
+    s.events.appendMany([{ streamId: stream, events: wrap([stockCommitted('inside')]), expectedVersion: 1 }]),
   readAll: (s) => s.events.readAll(0, 10),
 });
 

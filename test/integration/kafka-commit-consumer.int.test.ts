@@ -120,6 +120,7 @@ describe('the commit consumer on Kafka while MariaDB goes away', () => {
       unitOfWork: new MySqlUnitOfWork(consumerOrm, 1_000),
       dispatcher: consumerDispatcher,
       clock,
+      ids: new RandomIdGenerator(),
       logger: silentLogger,
       metrics: noMetrics,
       mergeDecrements: true,

@@ -35,7 +35,11 @@ const clean = async <T>(build: () => T): Promise<T> => {
   return build();
 };
 
-eventStoreContract('MySqlEventStore (MariaDB)', () => clean(() => new MySqlEventStore(session())));
+eventStoreContract(
+  'MySqlEventStore (MariaDB)',
+  () => clean(() => new MySqlEventStore(session())),
+  (_store, upcaster) => new MySqlEventStore(session(), upcaster),
+);
 inventoryContract('MySqlInventory (MariaDB)', () => clean(() => new MySqlInventory(session())));
 orderReadModelContract('MySqlOrderReadModel (MariaDB)', () =>
   clean(() => new MySqlOrderReadModel(session())),

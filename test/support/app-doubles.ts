@@ -102,9 +102,11 @@ export class RecordingMetrics implements Metrics {
 export class SequentialIds implements IdGenerator {
   private n = 0;
 
+  constructor(private readonly prefix = 'order') {}
+
   next(): string {
     this.n += 1;
-    return `order-${String(this.n).padStart(4, '0')}`;
+    return `${this.prefix}-${String(this.n).padStart(4, '0')}`;
   }
 }
 

@@ -80,9 +80,10 @@ export const buildApp = (options: HarnessOptions = {}) => {
   const logger = new SilentLogger();
   const metrics = new RecordingMetrics();
   const ids = new SequentialIds();
+  const eventIds = new SequentialIds('event');
   const db = new MemoryDatabase();
   const now = () => clock.now();
-  const events = new MemoryEventStore(db, now);
+  const events = new MemoryEventStore(db);
   const inventory = new MemoryInventory(db);
   const orders = new MemoryOrderReadModel(db);
   const outbox = new MemoryOutbox(db);
@@ -111,6 +112,7 @@ export const buildApp = (options: HarnessOptions = {}) => {
     dispatcher,
     clock,
     ids,
+    eventIds,
     logger,
     metrics,
     lockLeaseMs: 5_000,
@@ -120,6 +122,7 @@ export const buildApp = (options: HarnessOptions = {}) => {
     unitOfWork,
     dispatcher,
     clock,
+    ids: eventIds,
     logger,
     metrics,
     mergeDecrements: options.mergeDecrements ?? true,
@@ -132,8 +135,9 @@ export const buildApp = (options: HarnessOptions = {}) => {
     clock,
     logger,
     options.paymentTimeoutMs ?? 15 * MINUTE,
+    eventIds,
   );
-  const payOrder = new PayOrder(unitOfWork, clock);
+  const payOrder = new PayOrder(unitOfWork, clock, eventIds);
   const relay = new RelayOutbox(outbox, publisher, clock, logger, metrics, relayOptions);
   const reconcile = new ReconcileStock({
     unitOfWork,
@@ -142,6 +146,7 @@ export const buildApp = (options: HarnessOptions = {}) => {
     gate,
     soldOut,
     clock,
+    ids: eventIds,
     logger,
     metrics,
     settleMs: options.settleMs ?? 2_000,
@@ -155,7 +160,7 @@ export const buildApp = (options: HarnessOptions = {}) => {
     staleAfterMs: options.auditStaleMs ?? 5 * MINUTE,
     pageSize: 7,
   });
-  const products = new ManageProducts({ unitOfWork, gate, soldOut, catalog, clock, logger });
+  const products = new ManageProducts({ unitOfWork, gate, soldOut, catalog, clock, ids: eventIds, logger });
 
   let consumersStarted = false;
   const startConsumers = async (): Promise<void> => {
@@ -216,7 +221,7 @@ export const buildApp = (options: HarnessOptions = {}) => {
   };
 
   const streamEvents = async (streamId: string): Promise<DomainEvent[]> =>
-    (await events.read(streamId)).events;
+    (await events.read(streamId)).events.map((e) => e.event);
 
   const outboxRow = async (messageId: string): Promise<OutboxMessage> => {
     const row = await outbox.get(messageId);
@@ -238,6 +243,7 @@ export const buildApp = (options: HarnessOptions = {}) => {
     logger,
     metrics,
     ids,
+    eventIds,
     db,
     events,
     inventory,

@@ -1,5 +1,11 @@
 import type { DomainEvent, OrderStatus } from '../../src/domain/index.js';
-import type { NewOutboxMessage, NewProduct, OrderView } from '../../src/application/index.js';
+import type {
+  EventEnvelope,
+  NewOutboxMessage,
+  NewProduct,
+  OrderView,
+  Stream,
+} from '../../src/application/index.js';
 import { instant } from './contract-helpers.js';
 
 export const orderReserved = (orderId: string, quantity = 1): DomainEvent => ({
@@ -93,3 +99,27 @@ export const outboxMessage = (
   headers: { 'correlation-id': `corr-${messageId}`, 'content-type': 'application/json' },
   ...overrides,
 });
+
+let envelopes = 0;
+
+/** Events in envelopes as a command handler would make them; `context` overrides the defaults. */
+export const wrap = (
+  events: readonly DomainEvent[],
+  context: Partial<Omit<EventEnvelope, 'event'>> = {},
+): EventEnvelope[] =>
+  events.map((event) => {
+    envelopes += 1;
+    return {
+      eventId: `00000000-0000-4000-8000-${String(envelopes).padStart(12, '0')}`,
+      schemaVersion: 1,
+      occurredAt: instant(envelopes % 1000),
+      correlationId: 'corr-test',
+      causationId: null,
+      event,
+      ...context,
+    };
+  });
+
+/** A stream read back as bare events and its version. */
+export const plain = (stream: Stream | undefined) =>
+  stream && { events: stream.events.map((e) => e.event), version: stream.version };

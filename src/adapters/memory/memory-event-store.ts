@@ -1,9 +1,12 @@
-import { type DomainEvent } from '../../domain/index.js';
 import {
-  type EventMetadata,
+  defaultUpcaster,
+  type EventEnvelope,
+  type EventUpcaster,
   type EventStore,
+  type Stream,
   type StoredEvent,
   type StreamAppend,
+  upcastStored,
   VersionConflict,
 } from '../../application/index.js';
 import { type MemoryDatabase, type MemorySession, sessionOf } from './memory-database.js';
@@ -13,32 +16,24 @@ export class MemoryEventStore implements EventStore {
 
   constructor(
     source: MemoryDatabase | MemorySession,
-    private readonly now: () => string = () => new Date().toISOString(),
+    private readonly upcaster: EventUpcaster = defaultUpcaster,
   ) {
     this.session = sessionOf(source);
   }
 
-  read(streamId: string): Promise<{ events: DomainEvent[]; version: number }> {
-    const stream = this.session.get('streams', streamId) ?? [];
-    return Promise.resolve({ events: stream.map((s) => s.event), version: stream.length });
+  // async: an event the upcaster refuses rejects the read, as it does on MySQL
+  async read(streamId: string): Promise<Stream> {
+    return this.stream(streamId);
   }
 
-  readMany(streamIds: readonly string[]): Promise<Map<string, { events: DomainEvent[]; version: number }>> {
-    const found = new Map<string, { events: DomainEvent[]; version: number }>();
-    for (const streamId of streamIds) {
-      const stream = this.session.get('streams', streamId) ?? [];
-      found.set(streamId, { events: stream.map((s) => s.event), version: stream.length });
-    }
-    return Promise.resolve(found);
+  async readMany(streamIds: readonly string[]): Promise<Map<string, Stream>> {
+    const found = new Map<string, Stream>();
+    for (const streamId of streamIds) found.set(streamId, this.stream(streamId));
+    return found;
   }
 
-  async append(
-    streamId: string,
-    events: readonly DomainEvent[],
-    expectedVersion: number,
-    metadata: EventMetadata = {},
-  ): Promise<number> {
-    await this.appendMany([{ streamId, events, expectedVersion, metadata }]);
+  async append(streamId: string, events: readonly EventEnvelope[], expectedVersion: number): Promise<number> {
+    await this.appendMany([{ streamId, events, expectedVersion }]);
     return expectedVersion + events.length;
   }
 
@@ -47,17 +42,14 @@ export class MemoryEventStore implements EventStore {
       for (const { streamId, expectedVersion } of appends)
         if ((tables.get('streams', streamId) ?? []).length !== expectedVersion)
           throw new VersionConflict(streamId, expectedVersion);
-      const occurredAt = this.now();
       let position = tables.log().at(-1)?.position ?? 0;
-      for (const { streamId, events, expectedVersion, metadata = {} } of appends) {
+      for (const { streamId, events, expectedVersion } of appends) {
         if (events.length === 0) continue;
-        const stored: StoredEvent[] = events.map((event, i) => ({
+        const stored: StoredEvent[] = events.map((envelope, i) => ({
+          ...structuredClone(envelope),
           position: ++position,
           streamId,
           streamVersion: expectedVersion + i + 1,
-          event: structuredClone(event),
-          metadata: { ...metadata },
-          occurredAt,
         }));
         tables.set('streams', streamId, [...(tables.get('streams', streamId) ?? []), ...stored]);
         tables.appendToLog(stored);
@@ -65,7 +57,7 @@ export class MemoryEventStore implements EventStore {
     });
   }
 
-  readAll(afterPosition: number, limit: number): Promise<StoredEvent[]> {
+  async readAll(afterPosition: number, limit: number): Promise<StoredEvent[]> {
     const log = this.session.log();
     // positions only grow, so the first event after `afterPosition` is found by bisection
     let low = 0;
@@ -75,6 +67,11 @@ export class MemoryEventStore implements EventStore {
       if (log[middle]!.position <= afterPosition) low = middle + 1;
       else high = middle;
     }
-    return Promise.resolve(log.slice(low, low + limit));
+    return log.slice(low, low + limit).map((e) => upcastStored(this.upcaster, e));
+  }
+
+  private stream(streamId: string): Stream {
+    const stream = this.session.get('streams', streamId) ?? [];
+    return { events: stream.map((e) => upcastStored(this.upcaster, e)), version: stream.length };
   }
 }

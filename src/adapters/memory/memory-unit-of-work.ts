@@ -19,7 +19,7 @@ export class MemoryUnitOfWork implements UnitOfWork {
     return this.db.exclusive(async () => {
       const transaction = new MemoryTransaction(this.db);
       const result = await work({
-        events: new MemoryEventStore(transaction, this.now),
+        events: new MemoryEventStore(transaction),
         orders: new MemoryOrderReadModel(transaction),
         outbox: new MemoryOutbox(transaction),
         inventory: new MemoryInventory(transaction),

@@ -1,7 +1,9 @@
-import type { DomainEvent } from '../../domain/index.js';
 import {
-  type EventMetadata,
+  defaultUpcaster,
+  type EventEnvelope,
   type EventStore,
+  type EventUpcaster,
+  type Stream,
   type StoredEvent,
   type StreamAppend,
   VersionConflict,
@@ -13,26 +15,52 @@ import { fromDateTime, marks, toDateTime } from './mysql-sql.js';
 
 type EventRecord = Readonly<{
   position: number | string;
+  event_id: string;
   stream_id: string;
   stream_version: number;
   type: string;
+  schema_version: number;
   payload: unknown;
   metadata: unknown;
+  correlation_id: string;
+  causation_id: string | null;
   occurred_at: string | Date;
 }>;
 
-const COLUMNS = 'position, stream_id, stream_version, type, payload, metadata, occurred_at';
+const COLUMNS =
+  'position, event_id, stream_id, stream_version, type, schema_version, payload, metadata, correlation_id, causation_id, occurred_at';
 
-const toStored = (row: EventRecord): StoredEvent => ({
-  position: Number(row.position),
-  streamId: row.stream_id,
-  streamVersion: row.stream_version,
-  event: { type: row.type, data: fromJson(row.payload) } as DomainEvent,
-  metadata: fromJson<EventMetadata | null>(row.metadata) ?? {},
-  occurredAt: fromDateTime(row.occurred_at),
-});
+type Metadata = Readonly<{ userId?: string }>;
 
-type Stream = { events: DomainEvent[]; version: number };
+const toStored = (upcaster: EventUpcaster, row: EventRecord): StoredEvent => {
+  const { userId } = fromJson<Metadata | null>(row.metadata) ?? {};
+  return {
+    position: Number(row.position),
+    eventId: row.event_id,
+    streamId: row.stream_id,
+    streamVersion: row.stream_version,
+    // the seam: an event written under an older schema is read as the current one
+    event: upcaster.read({ type: row.type, schemaVersion: row.schema_version, data: fromJson(row.payload) }),
+    schemaVersion: upcaster.versionOf(row.type),
+    occurredAt: fromDateTime(row.occurred_at),
+    correlationId: row.correlation_id,
+    causationId: row.causation_id,
+    ...(userId === undefined ? {} : { userId }),
+  };
+};
+
+const toRow = (streamId: string, version: number, e: EventEnvelope): unknown[] => [
+  e.eventId,
+  streamId,
+  version,
+  e.event.type,
+  e.schemaVersion,
+  JSON.stringify(e.event.data),
+  e.userId === undefined ? '{}' : JSON.stringify({ userId: e.userId }),
+  e.correlationId,
+  e.causationId,
+  toDateTime(e.occurredAt),
+];
 
 /**
  * The `event_store` table. UNIQUE(stream_id, stream_version) is the optimistic concurrency: two writers at
@@ -42,7 +70,7 @@ type Stream = { events: DomainEvent[]; version: number };
 export class MySqlEventStore implements EventStore {
   constructor(
     private readonly session: MySqlSession,
-    private readonly now: () => string = () => new Date().toISOString(),
+    private readonly upcaster: EventUpcaster = defaultUpcaster,
   ) {}
 
   read(streamId: string): Promise<Stream> {
@@ -51,12 +79,12 @@ export class MySqlEventStore implements EventStore {
         `SELECT ${COLUMNS} FROM event_store WHERE stream_id = ? ORDER BY stream_version`,
         [streamId],
       );
-      return { events: rows.map((row) => toStored(row).event), version: rows.length };
+      return { events: rows.map((row) => toStored(this.upcaster, row)), version: rows.length };
     });
   }
 
   readMany(streamIds: readonly string[]): Promise<Map<string, Stream>> {
-    const found = new Map<string, Stream>();
+    const found = new Map<string, { events: StoredEvent[]; version: number }>();
     for (const streamId of streamIds) found.set(streamId, { events: [], version: 0 });
     if (streamIds.length === 0) return Promise.resolve(found);
     const unique = [...found.keys()];
@@ -67,20 +95,15 @@ export class MySqlEventStore implements EventStore {
       );
       for (const row of rows) {
         const stream = found.get(row.stream_id)!;
-        stream.events.push(toStored(row).event);
+        stream.events.push(toStored(this.upcaster, row));
         stream.version += 1;
       }
       return found;
     });
   }
 
-  async append(
-    streamId: string,
-    events: readonly DomainEvent[],
-    expectedVersion: number,
-    metadata: EventMetadata = {},
-  ): Promise<number> {
-    await this.appendMany([{ streamId, events, expectedVersion, metadata }]);
+  async append(streamId: string, events: readonly EventEnvelope[], expectedVersion: number): Promise<number> {
+    await this.appendMany([{ streamId, events, expectedVersion }]);
     return expectedVersion + events.length;
   }
 
@@ -96,21 +119,12 @@ export class MySqlEventStore implements EventStore {
         (version, expected) => version < expected,
       );
       if (behind) throw new VersionConflict(behind.streamId, behind.expectedVersion);
-      const occurredAt = toDateTime(this.now());
-      const rows = writes.flatMap(({ streamId, events, expectedVersion, metadata = {} }) => {
-        const meta = JSON.stringify(metadata);
-        return events.map((event, i) => [
-          streamId,
-          expectedVersion + i + 1,
-          event.type,
-          JSON.stringify(event.data),
-          meta,
-          occurredAt,
-        ]);
-      });
+      const rows = writes.flatMap(({ streamId, events, expectedVersion }) =>
+        events.map((event, i) => toRow(streamId, expectedVersion + i + 1, event)),
+      );
       try {
         await db.sql.query(
-          'INSERT INTO event_store (stream_id, stream_version, type, payload, metadata, occurred_at) VALUES ?',
+          'INSERT INTO event_store (event_id, stream_id, stream_version, type, schema_version, payload, metadata, correlation_id, causation_id, occurred_at) VALUES ?',
           [rows],
         );
       } catch (error) {
@@ -146,7 +160,7 @@ export class MySqlEventStore implements EventStore {
           `SELECT ${COLUMNS} FROM event_store WHERE position > ? ORDER BY position LIMIT ?`,
           [afterPosition, limit],
         )
-      ).map(toStored),
+      ).map((row) => toStored(this.upcaster, row)),
     );
   }
 }

@@ -2,6 +2,7 @@ import { MikroORM } from '@mikro-orm/mysql';
 import { Migrator } from '@mikro-orm/migrations';
 import { ENTITIES } from './mysql-schema.js';
 import { Migration20261202000000 } from './migrations/Migration20261202000000.js';
+import { Migration20261203000000 } from './migrations/Migration20261203000000.js';
 
 export type MySqlOptions = Readonly<{
   /** mysql://user:password@host:port/database */
@@ -16,7 +17,10 @@ export type MySqlOptions = Readonly<{
   operationTimeoutMs?: number;
 }>;
 
-export const MIGRATIONS = [{ name: 'Migration20261202000000', class: Migration20261202000000 }];
+export const MIGRATIONS = [
+  { name: 'Migration20261202000000', class: Migration20261202000000 },
+  { name: 'Migration20261203000000', class: Migration20261203000000 },
+];
 
 /** Opens MikroORM on MariaDB/MySQL. The database named in the URL is created when it does not exist. */
 export const openMySql = async (options: MySqlOptions): Promise<MikroORM> => {

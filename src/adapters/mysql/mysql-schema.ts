@@ -5,11 +5,15 @@ import { BigIntType, EntitySchema, type OptionalProps } from '@mikro-orm/core';
 export type EventRow = {
   [OptionalProps]?: 'position';
   position: number;
+  eventId: string;
   streamId: string;
   streamVersion: number;
   type: string;
+  schemaVersion: number;
   payload: unknown;
   metadata: unknown;
+  correlationId: string;
+  causationId: string | null;
   occurredAt: Date;
 };
 
@@ -59,11 +63,15 @@ export const EventSchema = new EntitySchema<EventRow>({
   tableName: 'event_store',
   properties: {
     position: { type: new BigIntType('number'), primary: true, autoincrement: true },
+    eventId: { type: 'string', length: 36 },
     streamId: { type: 'string', length: 100 },
     streamVersion: { type: 'integer' },
     type: { type: 'string', length: 64 },
+    schemaVersion: { type: 'smallint' },
     payload: { type: 'json' },
     metadata: { type: 'json' },
+    correlationId: { type: 'string', length: 100 },
+    causationId: { type: 'string', length: 100, nullable: true },
     occurredAt: instant,
   },
 });
@@ -117,7 +125,19 @@ export const OutboxSchema = new EntitySchema<OutboxRow>({
   },
 });
 
-export const ENTITIES = [EventSchema, ProductSchema, OrderSchema, OutboxSchema];
+export type ProjectionCheckpointRow = { name: string; position: number; updatedAt: Date };
+
+export const ProjectionCheckpointSchema = new EntitySchema<ProjectionCheckpointRow>({
+  name: 'ProjectionCheckpointRow',
+  tableName: 'projection_checkpoint',
+  properties: {
+    name: { type: 'string', length: 64, primary: true },
+    position: { type: new BigIntType('number') },
+    updatedAt: instant,
+  },
+});
+
+export const ENTITIES = [EventSchema, ProductSchema, OrderSchema, OutboxSchema, ProjectionCheckpointSchema];
 
 /** MariaDB stores JSON as text and hands it back as a string; MySQL hands back the value. Accept both. */
 export const fromJson = <T>(value: unknown): T =>

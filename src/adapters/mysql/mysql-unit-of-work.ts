@@ -56,7 +56,7 @@ export class MySqlUnitOfWork implements UnitOfWork {
       const connection = await (transaction.client as TransactionClient).acquireConnection();
       const session = transactionSession({ em, sql: statementsOn(connection) }, expiresAt, this.timeoutMs);
       const result = await work({
-        events: new MySqlEventStore(session, this.now),
+        events: new MySqlEventStore(session),
         orders: new MySqlOrderReadModel(session),
         outbox: new MySqlOutbox(session),
         inventory: new MySqlInventory(session),

@@ -1,13 +1,16 @@
-import {
-  decideProduct,
-  evolveProduct,
-  initialProductState,
-  isProductEvent,
-  ProductNotListed,
-  productStreamId,
-} from '../../domain/index.js';
+import { ProductNotListed } from '../../domain/index.js';
+import { type EventContext, retryOnConflict } from '../command-handler.js';
+import { type ProductCommands, productCommands } from '../order-stream.js';
 import type { ProductCatalog } from '../product-catalog.js';
-import type { Clock, Logger, ProductRecord, SoldOutFlags, StockGate, UnitOfWork } from '../ports/index.js';
+import type {
+  Clock,
+  IdGenerator,
+  Logger,
+  ProductRecord,
+  SoldOutFlags,
+  StockGate,
+  UnitOfWork,
+} from '../ports/index.js';
 
 export type ListProductInput = Readonly<{
   name: string;
@@ -22,6 +25,8 @@ export type ProductAnswer = ProductRecord & Readonly<{ gate: 'WARMED' | 'ALREADY
 
 /** Lists products and restocks them: MySQL and the product stream in one transaction, then the gate. */
 export class ManageProducts {
+  private readonly products: ProductCommands;
+
   constructor(
     private readonly deps: Readonly<{
       unitOfWork: UnitOfWork;
@@ -29,19 +34,23 @@ export class ManageProducts {
       soldOut: SoldOutFlags;
       catalog: ProductCatalog;
       clock: Clock;
+      ids: IdGenerator;
       logger: Logger;
     }>,
-  ) {}
+  ) {
+    this.products = productCommands(deps.ids);
+  }
 
   async list(input: ListProductInput, correlationId: string): Promise<ProductAnswer> {
     const now = this.deps.clock.now();
+    const context: EventContext = { occurredAt: now, correlationId, causationId: correlationId };
     const product = await this.deps.unitOfWork.run(async (stores) => {
       const created = await stores.inventory.create(input);
-      const events = decideProduct(
-        { type: 'ListProduct', productId: created.productId, ...input, now },
-        initialProductState,
-      );
-      await stores.events.append(productStreamId(created.productId), events, 0, { correlationId });
+      await this.products.handle(stores.events, {
+        command: { type: 'ListProduct', productId: created.productId, ...input, now },
+        context,
+        isNew: true,
+      });
       return created;
     });
     // the order path may remember this id as unknown from before it was listed
@@ -51,17 +60,19 @@ export class ManageProducts {
 
   async restock(productId: number, quantity: number, correlationId: string): Promise<ProductAnswer> {
     const now = this.deps.clock.now();
-    const product = await this.deps.unitOfWork.run(async (stores) => {
-      const stream = productStreamId(productId);
-      const { events, version } = await stores.events.read(stream);
-      const state = events.filter(isProductEvent).reduce(evolveProduct, initialProductState);
-      const added = decideProduct({ type: 'AddStock', productId, quantity, now }, state);
-      await stores.inventory.increment(productId, quantity);
-      await stores.events.append(stream, added, version, { correlationId });
-      const record = await stores.inventory.get(productId);
-      if (!record) throw new ProductNotListed(productId);
-      return record;
-    });
+    const context: EventContext = { occurredAt: now, correlationId, causationId: correlationId };
+    const product = await retryOnConflict(() =>
+      this.deps.unitOfWork.run(async (stores) => {
+        await this.products.handle(stores.events, {
+          command: { type: 'AddStock', productId, quantity, now },
+          context,
+        });
+        await stores.inventory.increment(productId, quantity);
+        const record = await stores.inventory.get(productId);
+        if (!record) throw new ProductNotListed(productId);
+        return record;
+      }),
+    );
     const gateStock = await this.deps.gate.adjust(productId, quantity).catch((error: unknown) => {
       this.deps.logger.error(
         { productId, err: String(error) },

@@ -1,16 +1,9 @@
-import {
-  assertOrderQuantity,
-  decide,
-  evolve,
-  initialOrderState,
-  type OrderEvent,
-  orderStreamId,
-  purchaseRejection,
-} from '../../domain/index.js';
+import { assertOrderQuantity, purchaseRejection, type ReserveOrder } from '../../domain/index.js';
+import type { CommandItem } from '../command-handler.js';
 import { GroupCommit, type GroupCommitOptions } from '../group-commit.js';
 import { reservedMessage } from '../messages.js';
 import type { OutboxDispatcher } from '../outbox-dispatcher.js';
-import { toView } from '../order-stream.js';
+import { type OrderCommands, orderCommands, orderRows } from '../order-stream.js';
 import type { ProductCatalog } from '../product-catalog.js';
 import {
   type Clock,
@@ -22,11 +15,9 @@ import {
   type Metrics,
   type NewOutboxMessage,
   orderLockKey,
-  type OrderView,
   type RateLimiter,
   type SoldOutFlags,
   type StockGate,
-  type StreamAppend,
   type UnitOfWork,
 } from '../ports/index.js';
 
@@ -65,6 +56,8 @@ export type PlaceOrderDeps = Readonly<{
   dispatcher: OutboxDispatcher;
   clock: Clock;
   ids: IdGenerator;
+  /** ids of the events the orders start with; `ids` when absent */
+  eventIds?: IdGenerator;
   logger: Logger;
   metrics: Metrics;
   lockLeaseMs: number;
@@ -72,12 +65,8 @@ export type PlaceOrderDeps = Readonly<{
   groupCommit: GroupCommitOptions;
 }>;
 
-/** A reservation the gate accepted, as it is recorded: its first event, the order view and the outbox row. */
-type Reservation = Readonly<{
-  append: StreamAppend;
-  view: OrderView;
-  message: NewOutboxMessage;
-}>;
+/** A reservation the gate accepted: the command that starts the order's stream. */
+type Reservation = CommandItem<ReserveOrder>;
 
 /**
  * The hot path. Cheap in-process checks first, then one lock and one atomic gate call in Redis, then the
@@ -87,8 +76,10 @@ type Reservation = Readonly<{
  */
 export class PlaceOrder {
   private readonly journal: GroupCommit<Reservation>;
+  private readonly orders: OrderCommands;
 
   constructor(private readonly deps: PlaceOrderDeps) {
+    this.orders = orderCommands(deps.eventIds ?? deps.ids);
     this.journal = new GroupCommit((batch) => this.write(batch), deps.groupCommit);
   }
 
@@ -195,43 +186,41 @@ export class PlaceOrder {
     }
   }
 
-  /** What recording the reservation writes: the domain decides the first event of the new order's stream. */
+  /** The command that starts the order: the domain decides its first event when the batch is written. */
   private reservation(cmd: PlaceOrderCommand, orderId: string): Reservation {
     const now = this.deps.clock.now();
-    const { productId, userId, quantity } = cmd;
-    const events: OrderEvent[] = decide(
-      { type: 'ReserveOrder', orderId, productId, userId, quantity, now },
-      initialOrderState,
-    );
-    const view = toView(events.reduce(evolve, initialOrderState), now);
-    if (!view) throw new Error(`ReserveOrder decided no reservation for ${orderId}`);
+    const { productId, userId, quantity, correlationId } = cmd;
     return {
-      append: {
-        streamId: orderStreamId(orderId),
-        events,
-        expectedVersion: 0,
-        metadata: { correlationId: cmd.correlationId, userId },
-      },
-      view,
-      message: reservedMessage({ orderId, productId, userId, quantity, reservedAt: now }, cmd.correlationId),
+      command: { type: 'ReserveOrder', orderId, productId, userId, quantity, now },
+      // the buyer's request is both the conversation and the cause of the order's first event
+      context: { occurredAt: now, correlationId, causationId: correlationId, userId },
+      isNew: true,
     };
   }
 
-  /** One transaction for a batch: a multi-row insert each into the event store, the orders and the outbox. */
+  /**
+   * One transaction for a batch, through the command handler: the decider makes each order's first event (a
+   * new stream: nothing to read), and a multi-row insert each goes to the event store, the orders
+   * projection and the outbox.
+   */
   private async write(batch: readonly Reservation[]): Promise<void> {
     const now = this.deps.clock.now();
-    await this.deps.unitOfWork.run(async (stores) => {
+    const messages = await this.deps.unitOfWork.run(async (stores) => {
+      const decisions = await this.orders.decideMany(stores.events, batch);
+      const outbound: NewOutboxMessage[] = [];
+      for (const d of decisions)
+        for (const envelope of d.envelopes)
+          if (envelope.event.type === 'OrderReserved')
+            outbound.push(reservedMessage({ ...envelope, event: envelope.event }));
       // issued at once: they queue on the transaction's connection without a turn of the event loop between
       await Promise.all([
-        stores.events.appendMany(batch.map((r) => r.append)),
-        stores.orders.upsertMany(batch.map((r) => r.view)),
-        stores.outbox.addMany(
-          batch.map((r) => r.message),
-          now,
-        ),
+        this.orders.append(stores.events, decisions),
+        stores.orders.upsertMany(orderRows(decisions)),
+        stores.outbox.addMany(outbound, now),
       ]);
+      return outbound;
     });
-    this.deps.dispatcher.dispatchSoon(batch.map((r) => r.message));
+    this.deps.dispatcher.dispatchSoon(messages);
     this.deps.metrics.count('reservations_recorded', {}, batch.length);
     this.deps.metrics.count('reservation_batches');
   }

@@ -1,12 +1,8 @@
-import {
-  decideProduct,
-  evolveProduct,
-  initialProductState,
-  isProductEvent,
-  productStreamId,
-} from '../../domain/index.js';
+import { retryOnConflict } from '../command-handler.js';
+import { type ProductCommands, productCommands } from '../order-stream.js';
 import type {
   Clock,
+  IdGenerator,
   Inventory,
   Logger,
   Metrics,
@@ -43,11 +39,16 @@ export class ReconcileStock {
       gate: StockGate;
       soldOut: SoldOutFlags;
       clock: Clock;
+      ids: IdGenerator;
       logger: Logger;
       metrics: Metrics;
       settleMs: number;
     }>,
-  ) {}
+  ) {
+    this.products = productCommands(deps.ids);
+  }
+
+  private readonly products: ProductCommands;
 
   async run(): Promise<ReconciliationReport> {
     const startedAt = this.deps.clock.now();
@@ -95,23 +96,23 @@ export class ReconcileStock {
     );
     if (gateBefore === null || gateAfter > gateBefore) await this.deps.soldOut.announceStockBack(productId);
     const now = this.deps.clock.now();
-    await this.deps.unitOfWork.run(async (stores) => {
-      const stream = productStreamId(productId);
-      const { events, version } = await stores.events.read(stream);
-      const state = events.filter(isProductEvent).reduce(evolveProduct, initialProductState);
-      const recorded = decideProduct(
-        {
-          type: 'RecordReconciliation',
-          productId,
-          gateBefore,
-          gateAfter,
-          mysqlStock: reading.mysqlStock,
-          inFlight: reading.inFlight,
-          now,
-        },
-        state,
-      );
-      await stores.events.append(stream, recorded, version, { correlationId: `reconcile-${now}` });
-    });
+    // a reconciliation run is its own conversation
+    const correlationId = `reconcile-${this.deps.ids.next()}`;
+    await retryOnConflict(() =>
+      this.deps.unitOfWork.run(async (stores) => {
+        await this.products.handle(stores.events, {
+          command: {
+            type: 'RecordReconciliation',
+            productId,
+            gateBefore,
+            gateAfter,
+            mysqlStock: reading.mysqlStock,
+            inFlight: reading.inFlight,
+            now,
+          },
+          context: { occurredAt: now, correlationId, causationId: null },
+        });
+      }),
+    );
   }
 }

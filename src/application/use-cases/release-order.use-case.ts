@@ -1,10 +1,13 @@
 import { type ReleaseReason, IllegalOrderTransition, OrderNotFound } from '../../domain/index.js';
+import { type EventContext, retryOnConflict } from '../command-handler.js';
 import { compensationMessage } from '../messages.js';
-import { handleOrderCommand, loadOrder, toView } from '../order-stream.js';
+import { type OrderCommands, orderCommands, orderRows } from '../order-stream.js';
 import type { OutboxDispatcher } from '../outbox-dispatcher.js';
 import type {
   Clock,
+  IdGenerator,
   Logger,
+  StoredEvent,
   NewOutboxMessage,
   OrderReadModel,
   OrderView,
@@ -16,6 +19,8 @@ import type {
  * committed goes back in the same transaction as the event; the gate gets its share through compensation.
  */
 export class ReleaseOrder {
+  private readonly commands: OrderCommands;
+
   constructor(
     private readonly unitOfWork: UnitOfWork,
     private readonly orders: OrderReadModel,
@@ -23,11 +28,20 @@ export class ReleaseOrder {
     private readonly clock: Clock,
     private readonly logger: Logger,
     private readonly paymentTimeoutMs: number,
-  ) {}
+    ids: IdGenerator,
+  ) {
+    this.commands = orderCommands(ids);
+  }
 
-  /** The owner cancels. Another user's order is answered as not found. */
+  /** The owner cancels: the buyer's request is the conversation. Another user's order is answered as not found. */
   async cancel(userId: string, orderId: string, correlationId: string): Promise<OrderView> {
-    return this.release(orderId, 'CANCELLED', correlationId, userId);
+    const now = this.clock.now();
+    return this.release(orderId, 'CANCELLED', now, userId, {
+      occurredAt: now,
+      correlationId,
+      causationId: correlationId,
+      userId,
+    });
   }
 
   /** Releases COMMITTED orders left unpaid for longer than the payment timeout. Returns how many. */
@@ -37,7 +51,10 @@ export class ReleaseOrder {
     let released = 0;
     for (const order of expired) {
       try {
-        const view = await this.release(order.orderId, 'PAYMENT_TIMEOUT', `timeout-${order.orderId}`);
+        const now = this.clock.now();
+        const view = await this.release(order.orderId, 'PAYMENT_TIMEOUT', now, undefined, (history) =>
+          this.timeoutContext(history, now),
+        );
         if (view.status === 'RELEASED') released += 1;
       } catch (error) {
         // Paid in the meantime, or a concurrent change: the next scan looks again.
@@ -48,39 +65,54 @@ export class ReleaseOrder {
     return released;
   }
 
+  /**
+   * No request asks for a timeout: the release carries on the order's own conversation, caused by the
+   * order's last event (the commit whose payment never came).
+   */
+  private timeoutContext(history: readonly StoredEvent[], now: string): EventContext {
+    const first = history[0];
+    const last = history.at(-1);
+    return {
+      occurredAt: now,
+      correlationId: first?.correlationId ?? 'payment-timeout',
+      causationId: last?.eventId ?? null,
+    };
+  }
+
   private async release(
     orderId: string,
     reason: ReleaseReason,
-    correlationId: string,
-    ownerId?: string,
+    now: string,
+    requestedBy: string | undefined,
+    context: EventContext | ((history: readonly StoredEvent[]) => EventContext),
   ): Promise<OrderView> {
-    const now = this.clock.now();
-    const { view, messages } = await this.unitOfWork.run(async (stores) => {
-      const loaded = await loadOrder(stores, orderId);
-      if (loaded.state.status === 'NONE' || (ownerId !== undefined && loaded.state.userId !== ownerId))
-        throw new OrderNotFound(orderId);
-      const { state, events } = await handleOrderCommand(
-        stores,
-        { type: 'ReleaseReservation', orderId, reason, now },
-        {
-          correlationId,
-          ...(ownerId === undefined ? {} : { userId: ownerId }),
-        },
-      );
-      const outbound: NewOutboxMessage[] = [];
-      for (const event of events) {
-        if (event.type !== 'ReservationReleased') continue;
-        if (event.data.stockWasCommitted)
-          await stores.inventory.increment(event.data.productId, event.data.quantity);
-        const message = compensationMessage(
-          { orderId, productId: event.data.productId, reason },
-          correlationId,
-        );
-        await stores.outbox.add(message, now);
-        outbound.push(message);
-      }
-      return { view: toView(state, now), messages: outbound };
-    });
+    const { view, messages } = await retryOnConflict(() =>
+      this.unitOfWork.run(async (stores) => {
+        const decision = await this.commands.handle(stores.events, {
+          command: {
+            type: 'ReleaseReservation',
+            orderId,
+            reason,
+            now,
+            ...(requestedBy ? { requestedBy } : {}),
+          },
+          context,
+        });
+        const outbound: NewOutboxMessage[] = [];
+        for (const envelope of decision.envelopes) {
+          if (envelope.event.type !== 'ReservationReleased') continue;
+          const { productId, quantity, stockWasCommitted } = envelope.event.data;
+          if (stockWasCommitted) await stores.inventory.increment(productId, quantity);
+          outbound.push(compensationMessage({ ...envelope, event: envelope.event }));
+        }
+        const [row] = orderRows([decision]);
+        await Promise.all([
+          row ? stores.orders.upsert(row) : Promise.resolve(),
+          stores.outbox.addMany(outbound, now),
+        ]);
+        return { view: row ?? (await stores.orders.get(orderId)), messages: outbound };
+      }),
+    );
     this.dispatcher.dispatchSoon(messages);
     if (!view) throw new OrderNotFound(orderId);
     return view;

@@ -327,6 +327,7 @@ describe('ReconcileStock', () => {
       gate: app.gate,
       soldOut: app.soldOut,
       clock: app.clock,
+      ids: app.eventIds,
       logger: app.logger,
       metrics: app.metrics,
       settleMs: 2_000,
