@@ -32,6 +32,25 @@ const maxParamsExceptConstructors = (() => {
   };
 })();
 
+/**
+ * The domain is the one home of its events: outside src/domain, no code writes an object literal with a
+ * domain event's `type` (an event built by hand is an event `decide` did not make). Kept in step with the
+ * domain's EVENT_SCHEMA_VERSIONS by test/unit/architecture.unit.test.ts, which also runs it over src.
+ */
+export const DOMAIN_EVENT_TYPES = [
+  'OrderReserved',
+  'StockCommitted',
+  'ReservationReleased',
+  'OrderPaid',
+  'ProductListed',
+  'StockAdded',
+  'StockReconciled',
+];
+export const eventsOnlyFromTheDomain = {
+  selector: `Property[key.name='type'][value.value=/^(${DOMAIN_EVENT_TYPES.join('|')})$/]`,
+  message: 'a domain event is made by a decider in src/domain, never by hand: run a command through it',
+};
+
 export default defineConfig(
   {
     ignores: [
@@ -59,6 +78,7 @@ export default defineConfig(
       local: { rules: { 'max-params': maxParamsExceptConstructors } },
     },
     rules: {
+      'no-restricted-syntax': ['error', eventsOnlyFromTheDomain],
       // complexity limits, in the spirit of castore
       complexity: ['error', 15],
       'max-depth': ['error', 4],
@@ -79,6 +99,7 @@ export default defineConfig(
     rules: {
       'no-restricted-syntax': [
         'error',
+        eventsOnlyFromTheDomain,
         ...['getConnection', 'getKnex', 'fork', 'transactional', 'begin', 'execute', 'getDriver'].map(
           (name) => ({
             selector: `CallExpression[callee.property.name='${name}'][callee.object.name!='sql']`,
@@ -93,6 +114,10 @@ export default defineConfig(
         },
       ],
     },
+  },
+  {
+    files: ['src/domain/**/*.ts', 'test/**/*.ts', 'bench/**/*.ts', 'scripts/**/*.ts'],
+    rules: { 'no-restricted-syntax': 'off' },
   },
   {
     files: ['test/**/*.ts'],

@@ -1,5 +1,10 @@
 import { describe, expect, it } from '@jest/globals';
+import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
+import { Linter } from 'eslint';
+import tseslint from 'typescript-eslint';
+import { DOMAIN_EVENT_TYPES, eventsOnlyFromTheDomain } from '../../eslint.config.js';
+import { EVENT_SCHEMA_VERSIONS } from '../../src/domain/index.js';
 import { cruise, type ICruiseOptions, type ICruiseResult, type IViolation } from 'dependency-cruiser';
 import extractDepcruiseOptions from 'dependency-cruiser/config-utl/extract-depcruise-options';
 import extractTSConfig from 'dependency-cruiser/config-utl/extract-ts-config';
@@ -43,5 +48,43 @@ describe('architecture (dependency-cruiser)', () => {
     expect(errorsOf(result).map(describeViolation)).toEqual([
       'domain-is-pure: src/domain/bad.ts -> src/application/port.ts',
     ]);
+  });
+});
+
+describe('the domain is the one home of its events', () => {
+  const lint = (code: string, filePath: string) =>
+    new Linter({ configType: 'flat' }).verify(
+      code,
+      [
+        {
+          files: ['**/*.ts'],
+          languageOptions: { parser: tseslint.parser },
+          rules: { 'no-restricted-syntax': ['error', eventsOnlyFromTheDomain] },
+        },
+      ],
+      filePath,
+    );
+
+  it('the lint rule knows every event type the domain has', () => {
+    expect([...DOMAIN_EVENT_TYPES].sort()).toEqual(Object.keys(EVENT_SCHEMA_VERSIONS).sort());
+  });
+
+  it('reports an event built by hand, and not a check of an event type', () => {
+    const built = lint(
+      "const e = { type: 'OrderReserved', data: { orderId: 'o' } };\nif (e.type === 'StockCommitted') {}",
+      'src/application/by-hand.ts',
+    );
+
+    expect(built.map((m) => m.line)).toEqual([1]);
+  });
+
+  it('no file in src outside src/domain builds a domain event', () => {
+    const offenders = readdirSync(path.join(repoRoot, 'src'), { recursive: true, encoding: 'utf8' })
+      .filter((file) => file.endsWith('.ts') && !file.startsWith(`domain${path.sep}`))
+      .flatMap((file) =>
+        lint(readFileSync(path.join(repoRoot, 'src', file), 'utf8'), file).map((m) => `${file}:${m.line}`),
+      );
+
+    expect(offenders).toEqual([]);
   });
 });

@@ -21,15 +21,17 @@ export class MemoryEventStore implements EventStore {
     this.session = sessionOf(source);
   }
 
-  // async: an event the upcaster refuses rejects the read, as it does on MySQL
-  async read(streamId: string): Promise<Stream> {
-    return this.stream(streamId);
+  // an event the upcaster refuses rejects the read (a throw in the executor), as it does on MySQL
+  read(streamId: string): Promise<Stream> {
+    return new Promise((resolve) => resolve(this.stream(streamId)));
   }
 
-  async readMany(streamIds: readonly string[]): Promise<Map<string, Stream>> {
-    const found = new Map<string, Stream>();
-    for (const streamId of streamIds) found.set(streamId, this.stream(streamId));
-    return found;
+  readMany(streamIds: readonly string[]): Promise<Map<string, Stream>> {
+    return new Promise((resolve) => {
+      const found = new Map<string, Stream>();
+      for (const streamId of streamIds) found.set(streamId, this.stream(streamId));
+      resolve(found);
+    });
   }
 
   async append(streamId: string, events: readonly EventEnvelope[], expectedVersion: number): Promise<number> {
@@ -57,7 +59,11 @@ export class MemoryEventStore implements EventStore {
     });
   }
 
-  async readAll(afterPosition: number, limit: number): Promise<StoredEvent[]> {
+  readAll(afterPosition: number, limit: number): Promise<StoredEvent[]> {
+    return new Promise((resolve) => resolve(this.page(afterPosition, limit)));
+  }
+
+  private page(afterPosition: number, limit: number): StoredEvent[] {
     const log = this.session.log();
     // positions only grow, so the first event after `afterPosition` is found by bisection
     let low = 0;
