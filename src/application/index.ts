@@ -18,3 +18,4 @@ export * from './use-cases/manage-products.use-case.js';
 export * from './use-cases/queries.use-case.js';
 export * from './use-cases/stock-books.js';
 export * from './use-cases/sale-dashboard.use-case.js';
+export * from './use-cases/rebuild-projections.use-case.js';

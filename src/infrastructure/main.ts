@@ -3,6 +3,7 @@ import { JwtTokens } from '../adapters/http/tokens.js';
 import { migrate, openMySql } from '../adapters/mysql/mysql-orm.js';
 import { type Config, ConfigError, loadConfig } from './config.js';
 import { createLogger } from './logger.js';
+import { rebuildProjections } from './projections.js';
 import type { AuditHistory } from '../application/index.js';
 import { TYPES } from './container.js';
 import { type Roles, SeckillService } from './service.js';
@@ -145,6 +146,37 @@ program
   .option('--url <url>', 'the running service (memory profile)')
   .action(async (options: { json?: boolean; url?: string }) => {
     process.exitCode = await audit(options);
+  });
+program
+  .command('projections')
+  .description('read models kept from the event store')
+  .command('rebuild')
+  .description(
+    'replay the event store into fresh orders tables and compare them with the live ones; exit 1 if they differ',
+  )
+  .option('--resume', 'go on from the checkpoint of a rebuild that stopped')
+  .option('--swap', 'put the rebuilt tables in place of the live ones (stop the service first)')
+  .option('--json', 'print the report as JSON')
+  .action(async (options: { resume?: boolean; swap?: boolean; json?: boolean }) => {
+    const report = await rebuildProjections(loadConfig(), options);
+    const { comparison: c } = report;
+    if (options.json) say(JSON.stringify(report, null, 2));
+    else {
+      say(
+        `replayed ${report.eventsRead} events up to position ${report.checkpoint}: ${report.ordersWritten} order rows written`,
+      );
+      say(
+        `orders: ${c.liveRows} live rows, ${c.rebuiltRows} rebuilt, ${c.differing} differing${c.sample.length > 0 ? ` (e.g. ${c.sample.join(', ')})` : ''}`,
+      );
+      say(
+        report.swapped
+          ? 'the rebuilt tables are now the live ones'
+          : c.differing === 0
+            ? 'projections: equal'
+            : 'projections: DIFFER',
+      );
+    }
+    process.exitCode = c.differing === 0 || report.swapped ? 0 : 1;
   });
 program
   .command('token')

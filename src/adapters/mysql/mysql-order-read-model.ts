@@ -4,7 +4,7 @@ import { OrderSchema } from './mysql-schema.js';
 import type { MySqlSession } from './mysql-session.js';
 import { fromDateTime, marks, toDateTime } from './mysql-sql.js';
 
-type OrderRecord = Readonly<{
+export type OrderRecord = Readonly<{
   order_id: string;
   user_id: string;
   product_id: number;
@@ -15,7 +15,7 @@ type OrderRecord = Readonly<{
   updated_at: string | Date;
 }>;
 
-const fromRecord = (row: OrderRecord): OrderView => ({
+export const fromRecord = (row: OrderRecord): OrderView => ({
   orderId: row.order_id,
   userId: row.user_id,
   productId: row.product_id,
@@ -26,14 +26,16 @@ const fromRecord = (row: OrderRecord): OrderView => ({
   updatedAt: fromDateTime(row.updated_at),
 });
 
-const COLUMNS = 'order_id, user_id, product_id, quantity, status, reason, reserved_at, updated_at';
+export const ORDER_COLUMNS =
+  'order_id, user_id, product_id, quantity, status, reason, reserved_at, updated_at';
 
 /** Replaces every column of a known order: the read model always holds the latest state. */
-const UPSERT = `INSERT INTO orders (order_id, user_id, product_id, quantity, status, reason, reserved_at, updated_at) VALUES ?
+export const upsertInto = (table: string): string => `INSERT INTO ${table} (${ORDER_COLUMNS}) VALUES ?
   ON DUPLICATE KEY UPDATE user_id = VALUES(user_id), product_id = VALUES(product_id), quantity = VALUES(quantity),
   status = VALUES(status), reason = VALUES(reason), reserved_at = VALUES(reserved_at), updated_at = VALUES(updated_at)`;
+const UPSERT = upsertInto('orders');
 
-const toValues = (order: OrderView) => [
+export const toValues = (order: OrderView) => [
   order.orderId,
   order.userId,
   order.productId,
@@ -64,9 +66,10 @@ export class MySqlOrderReadModel implements OrderReadModel {
 
   get(orderId: string): Promise<OrderView | null> {
     return this.session.run('read order', async ({ sql }) => {
-      const [row] = await sql.execute<OrderRecord[]>(`SELECT ${COLUMNS} FROM orders WHERE order_id = ?`, [
-        orderId,
-      ]);
+      const [row] = await sql.execute<OrderRecord[]>(
+        `SELECT ${ORDER_COLUMNS} FROM orders WHERE order_id = ?`,
+        [orderId],
+      );
       return row ? fromRecord(row) : null;
     });
   }
@@ -102,7 +105,7 @@ export class MySqlOrderReadModel implements OrderReadModel {
     return this.session.run('orders by status', async ({ sql }) =>
       (
         await sql.query<OrderRecord[]>(
-          `SELECT ${COLUMNS} FROM orders WHERE status = ? AND updated_at < ? ORDER BY updated_at LIMIT ?`,
+          `SELECT ${ORDER_COLUMNS} FROM orders WHERE status = ? AND updated_at < ? ORDER BY updated_at LIMIT ?`,
           [status, toDateTime(updatedBefore), limit],
         )
       ).map(fromRecord),
@@ -131,7 +134,7 @@ export class MySqlOrderReadModel implements OrderReadModel {
     return this.session.run('orders by product', async ({ sql }) =>
       (
         await sql.query<OrderRecord[]>(
-          `SELECT ${COLUMNS} FROM orders WHERE product_id = ? AND status IN (${marks(statuses.length)})`,
+          `SELECT ${ORDER_COLUMNS} FROM orders WHERE product_id = ? AND status IN (${marks(statuses.length)})`,
           [productId, ...statuses],
         )
       ).map(fromRecord),

@@ -5,7 +5,7 @@ import { MySqlEventStore } from './mysql-event-store.js';
 import { MySqlInventory } from './mysql-inventory.js';
 import { MySqlOrderReadModel } from './mysql-order-read-model.js';
 import { MySqlOutbox } from './mysql-outbox.js';
-import { transactionSession, withDeadline } from './mysql-session.js';
+import { type MySqlSession, transactionSession, withDeadline } from './mysql-session.js';
 import { type DriverConnection, statementsOn } from './mysql-sql.js';
 
 /** The client of the knex transaction MikroORM opens: it hands out the transaction's own driver connection. */
@@ -45,31 +45,46 @@ export class MySqlUnitOfWork implements UnitOfWork {
     }
   }
 
-  private async once<T>(work: (stores: TransactionalStores) => Promise<T>, expiresAt: number): Promise<T> {
-    const em = this.orm.em.fork();
-    // begin/commit rather than em.transactional: the latter opens an AsyncLocalStorage context, which puts
-    // a hook on every promise and timer of the process from then on
-    await em.begin();
-    try {
-      const transaction = em.getTransactionContext<Knex.Transaction>();
-      if (!transaction) throw new Error('MikroORM opened no transaction');
-      const connection = await (transaction.client as TransactionClient).acquireConnection();
-      const session = transactionSession({ em, sql: statementsOn(connection) }, expiresAt, this.timeoutMs);
-      const result = await work({
+  private once<T>(work: (stores: TransactionalStores) => Promise<T>, expiresAt: number): Promise<T> {
+    return inTransaction(this.orm, expiresAt, this.timeoutMs, (session) =>
+      work({
         events: new MySqlEventStore(session),
         orders: new MySqlOrderReadModel(session),
         outbox: new MySqlOutbox(session),
         inventory: new MySqlInventory(session),
-      });
-      // never commit after the deadline: the caller has been told the transaction failed
-      await session.run('commit', () => Promise.resolve());
-      // the connection's commit, not em.commit(): that one flushes first, and a flush opens an
-      // AsyncLocalStorage context (the stores write with plain statements; there is nothing to flush)
-      await em.getConnection('write').commit(transaction);
-      return result;
-    } catch (error) {
-      if (em.getTransactionContext()) await em.rollback().catch(() => undefined);
-      throw error;
-    }
+      }),
+    );
   }
 }
+
+/**
+ * One transaction on a forked EntityManager, with a session bound to its one connection; committed when the
+ * work resolves before the deadline, rolled back otherwise.
+ */
+export const inTransaction = async <T>(
+  orm: MikroORM,
+  expiresAt: number,
+  timeoutMs: number,
+  work: (session: MySqlSession) => Promise<T>,
+): Promise<T> => {
+  const em = orm.em.fork();
+  // begin/commit rather than em.transactional: the latter opens an AsyncLocalStorage context, which puts
+  // a hook on every promise and timer of the process from then on
+  await em.begin();
+  try {
+    const transaction = em.getTransactionContext<Knex.Transaction>();
+    if (!transaction) throw new Error('MikroORM opened no transaction');
+    const connection = await (transaction.client as TransactionClient).acquireConnection();
+    const session = transactionSession({ em, sql: statementsOn(connection) }, expiresAt, timeoutMs);
+    const result = await work(session);
+    // never commit after the deadline: the caller has been told the transaction failed
+    await session.run('commit', () => Promise.resolve());
+    // the connection's commit, not em.commit(): that one flushes first, and a flush opens an
+    // AsyncLocalStorage context (the stores write with plain statements; there is nothing to flush)
+    await em.getConnection('write').commit(transaction);
+    return result;
+  } catch (error) {
+    if (em.getTransactionContext()) await em.rollback().catch(() => undefined);
+    throw error;
+  }
+};

@@ -12,3 +12,4 @@ export * from './rate-limiter.port.js';
 export * from './runtime.port.js';
 export * from './scheduler.port.js';
 export * from './consumer-lag.port.js';
+export * from './projection.port.js';
