@@ -196,7 +196,7 @@ const bindMemoryProfile = (container: Container, config: Config): void => {
   container.bind(MESSAGE_PUBLISHER).toService(TYPES.MemoryBus);
   container.bind(MESSAGE_SUBSCRIBER).toService(TYPES.MemoryBus);
   container.bind(CONSUMER_LAG).toService(TYPES.MemoryBus);
-  singleton(container, SCHEDULER, (get) => new MemoryScheduler(get(LOGGER)));
+  singleton(container, SCHEDULER, (get) => new MemoryScheduler(get(CLOCK), get(LOGGER)));
   container.bind<HealthCheck[]>(HEALTH_CHECKS).toConstantValue([]);
 };
 

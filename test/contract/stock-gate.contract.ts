@@ -166,6 +166,76 @@ export const stockGateContract = (
         expect(await gate().stockLeft(PRODUCT)).toBe(97);
       });
 
+      describe('repeated for the same orderId (a retried call)', () => {
+        it('takes the stock and the quota once, and answers as it did the first time', async () => {
+          // exactly the stock and the buyer's limit: a second effect would answer SOLD_OUT or LIMIT_EXCEEDED
+          await gate().warm(PRODUCT, 2);
+          const order = reservation('o1', { userId: 'buyer', quantity: 2, perUserLimit: 2 });
+          const first = await gate().reserve(order);
+          expect(first).toEqual({ ok: true, stockLeft: 0 });
+          for (let i = 0; i < 3; i += 1) await expect(gate().reserve(order)).resolves.toEqual(first);
+          expect(await gate().stockLeft(PRODUCT)).toBe(0);
+          expect(await gate().held(PRODUCT)).toEqual(new Map([['o1', 2]]));
+          // the buyer's quota was counted once: one restore gives all of it back
+          expect(await gate().restore(PRODUCT, 'o1')).toBe(true);
+          expect(await gate().stockLeft(PRODUCT)).toBe(2);
+          expect(
+            (await gate().reserve(reservation('o2', { userId: 'buyer', quantity: 2, perUserLimit: 2 }))).ok,
+          ).toBe(true);
+        });
+
+        it('takes one unit however many copies arrive at once', async () => {
+          await gate().warm(PRODUCT, 10);
+          const order = reservation('o1', { userId: 'buyer', perUserLimit: 1 });
+          const answers = await Promise.all(Array.from({ length: 20 }, () => gate().reserve(order)));
+          expect(countWhere(answers, (a) => a.ok)).toBe(20);
+          expect(await gate().stockLeft(PRODUCT)).toBe(9);
+          expect(await gate().held(PRODUCT)).toEqual(new Map([['o1', 1]]));
+          await expect(
+            gate().reserve(reservation('o2', { userId: 'buyer', perUserLimit: 1 })),
+          ).resolves.toEqual({
+            ok: false,
+            reason: 'LIMIT_EXCEEDED',
+          });
+        });
+
+        it('answers with the stock left now when others bought in between', async () => {
+          await gate().warm(PRODUCT, 10);
+          const order = reservation('o1', { quantity: 2 });
+          await gate().reserve(order);
+          await gate().reserve(reservation('o2', { quantity: 3 }));
+          await expect(gate().reserve(order)).resolves.toEqual({ ok: true, stockLeft: 5 });
+          expect(await gate().stockLeft(PRODUCT)).toBe(5);
+        });
+
+        it('does not take the stock again once the reservation was restored', async () => {
+          await gate().warm(PRODUCT, 10);
+          const order = reservation('o1', { userId: 'buyer', quantity: 2, perUserLimit: 2 });
+          await gate().reserve(order);
+          await gate().restore(PRODUCT, 'o1');
+          // a late copy of the first call: the orderId was spent, so it changes nothing
+          await gate().reserve(order);
+          expect(await gate().stockLeft(PRODUCT)).toBe(10);
+          expect(await gate().held(PRODUCT)).toEqual(new Map());
+          expect(await gate().restore(PRODUCT, 'o1')).toBe(false);
+          expect(
+            (await gate().reserve(reservation('o2', { userId: 'buyer', quantity: 2, perUserLimit: 2 }))).ok,
+          ).toBe(true);
+        });
+
+        it('tries again after a refusal, since a refusal took nothing', async () => {
+          await gate().warm(PRODUCT, 1);
+          const order = reservation('o1', { quantity: 2 });
+          await expect(gate().reserve(order)).resolves.toEqual({
+            ok: false,
+            reason: 'SOLD_OUT',
+            stockLeft: 1,
+          });
+          await gate().adjust(PRODUCT, 1);
+          await expect(gate().reserve(order)).resolves.toEqual({ ok: true, stockLeft: 0 });
+        });
+      });
+
       it('counts the per-user limit per product', async () => {
         await gate().warm(PRODUCT, 10);
         await gate().warm(OTHER_PRODUCT, 10);

@@ -1,67 +1,47 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import type { Kafka } from 'kafkajs';
-import { ConsumerGroups, type InboundMessage, Topics } from '../../src/application/index.js';
+import type { MessageSubscriber } from '../../src/application/index.js';
 import { createKafka } from '../../src/adapters/kafka/kafka-connection.js';
 import { KafkaConsumerLag } from '../../src/adapters/kafka/kafka-consumer-lag.js';
 import { KafkaMessagePublisher } from '../../src/adapters/kafka/kafka-message-publisher.js';
 import { KafkaMessageSubscriber } from '../../src/adapters/kafka/kafka-message-subscriber.js';
-import { eventually, silentLogger } from '../support/contract-helpers.js';
-import { startTestBroker, type TestBroker } from '../support/kafka.js';
+import { type ConsumerLagFixture, consumerLagContract } from '../contract/consumer-lag.contract.js';
+import { silentLogger } from '../support/contract-helpers.js';
+import { startTestBroker } from '../support/kafka.js';
 
-describe("KafkaConsumerLag on the test run's Kafka", () => {
-  let broker: TestBroker;
-  let kafka: Kafka;
+type KafkaFixture = ConsumerLagFixture & Readonly<{ close: () => Promise<void> }>;
 
-  beforeAll(async () => {
-    broker = await startTestBroker();
-    kafka = createKafka({ brokers: broker.brokers.split(',') }, silentLogger);
-  }, 30_000);
-
-  afterAll(async () => {
-    await broker.stop();
-  });
-
-  it('reports nothing behind before any message, what the commit group has not acknowledged, then 0', async () => {
+consumerLagContract(
+  `KafkaConsumerLag (KafkaJS on ${process.env['SECKILL_TEST_KAFKA'] === 'mock' ? "librdkafka's mock cluster" : 'Apache Kafka'})`,
+  async (): Promise<KafkaFixture> => {
+    // a namespace of its own per test: the service's group and topic names, with nothing left by another
+    const broker = await startTestBroker();
+    const kafka = createKafka({ brokers: broker.brokers.split(',') }, silentLogger);
     const lag = new KafkaConsumerLag(kafka, broker.names);
     const publisher = new KafkaMessagePublisher(kafka, {
       names: broker.names,
       idempotent: broker.cluster !== null,
     });
-    const subscriber = new KafkaMessageSubscriber(kafka, silentLogger, {
-      retryDelayMs: 100,
-      sessionTimeoutMs: 6_000,
-      maxWaitTimeMs: 200,
-      names: broker.names,
-    });
-    const of = async (groupId: string) => (await lag.lag()).find((g) => g.groupId === groupId)?.lag;
-    try {
-      expect(await of(ConsumerGroups.COMMIT)).toBe(0);
-      await broker.createTopics(Topics.ORDERS_RESERVED);
-      expect(await of(ConsumerGroups.COMMIT)).toBe(0);
-      for (let i = 0; i < 5; i++)
-        await publisher.publish({
-          topic: Topics.ORDERS_RESERVED,
-          key: '1',
-          payload: `{"n":${i}}`,
-          headers: {},
-        });
-      await eventually(async () => expect(await of(ConsumerGroups.COMMIT)).toBe(5), 10_000, 100);
-      expect(await of(ConsumerGroups.COMPENSATION)).toBe(0);
-
-      const handled: InboundMessage[] = [];
-      await subscriber.subscribe(
-        { topic: Topics.ORDERS_RESERVED, groupId: ConsumerGroups.COMMIT },
-        (batch) => {
-          handled.push(...batch);
-          return Promise.resolve();
-        },
-      );
-      await eventually(async () => expect(await of(ConsumerGroups.COMMIT)).toBe(0), 20_000, 100);
-      expect(handled).toHaveLength(5);
-    } finally {
-      await subscriber.stop();
-      await publisher.disconnect();
-      await lag.close();
-    }
-  }, 40_000);
-});
+    const workers: MessageSubscriber[] = [];
+    const worker = (): MessageSubscriber => {
+      const subscriber = new KafkaMessageSubscriber(kafka, silentLogger, {
+        retryDelayMs: 100,
+        sessionTimeoutMs: 6_000,
+        maxWaitTimeMs: 200,
+        names: broker.names,
+      });
+      workers.push(subscriber);
+      return subscriber;
+    };
+    return {
+      lag,
+      publisher,
+      worker,
+      createTopics: (...topics) => broker.createTopics(...topics),
+      close: async () => {
+        await Promise.allSettled(workers.map((w) => w.stop()));
+        await Promise.allSettled([publisher.disconnect(), lag.close()]);
+        await broker.stop();
+      },
+    };
+  },
+  (fixture) => fixture.close(),
+);

@@ -1,18 +1,12 @@
 import type { Admin, Kafka } from 'kafkajs';
 import {
-  ConsumerGroups,
   type ConsumerLag,
   type GroupLag,
   InfrastructureUnavailable,
-  Topics,
+  WATCHED_GROUPS,
 } from '../../application/index.js';
 import { kafkaErrorMatches } from './kafka-connection.js';
 import { KafkaNames } from './kafka-names.js';
-
-const SUBSCRIPTIONS = [
-  { groupId: ConsumerGroups.COMMIT, topic: Topics.ORDERS_RESERVED },
-  { groupId: ConsumerGroups.COMPENSATION, topic: Topics.STOCK_COMPENSATION },
-] as const;
 
 /** Messages of a topic a group has not committed yet: the end of each partition minus the group's offset. */
 export const groupLag = async (admin: Admin, groupId: string, topic: string): Promise<number> => {
@@ -44,7 +38,7 @@ export class KafkaConsumerLag implements ConsumerLag {
     try {
       const admin = await this.connect();
       const lags: GroupLag[] = [];
-      for (const { groupId, topic } of SUBSCRIPTIONS) {
+      for (const { groupId, topic } of WATCHED_GROUPS) {
         // a topic nobody has published to yet does not exist: nothing to be behind on
         const lag = await groupLag(admin, this.names.group(groupId), this.names.topic(topic)).catch(
           (error: unknown) => {

@@ -3,7 +3,11 @@ import type { DuplicateRequestLock, LockHandle } from '../../application/index.j
 
 type Holder = { owner: string; expiresAt: number };
 
-/** In-process lock with the same contract as the Redis one: owner tokens, leases, fencing tokens, waiters. */
+/**
+ * In-process lock with the same contract as the Redis one: owner tokens, leases, fencing tokens, waiters.
+ * Leases and waits run on the machine's time, not the Clock port, as Redis times a PX lease: a test clock
+ * that stands still must not make a lease last, or a wait go on, forever.
+ */
 export class MemoryLock implements DuplicateRequestLock {
   private readonly holders = new Map<string, Holder>();
   private readonly fencing = new Map<string, number>();

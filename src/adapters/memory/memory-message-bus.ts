@@ -1,11 +1,12 @@
-import type {
-  ConsumerLag,
-  GroupLag,
-  InboundMessage,
-  Logger,
-  MessagePublisher,
-  MessageSubscriber,
-  OutboundMessage,
+import {
+  type ConsumerLag,
+  type GroupLag,
+  type InboundMessage,
+  type Logger,
+  type MessagePublisher,
+  type MessageSubscriber,
+  type OutboundMessage,
+  WATCHED_GROUPS,
 } from '../../application/index.js';
 
 type Group = {
@@ -19,6 +20,8 @@ type Group = {
   failures: number;
   stopped: boolean;
 };
+
+const groupKey = (groupId: string, topic: string): string => `${groupId}\u0000${topic}`;
 
 /**
  * The broker of the memory profile: a log per topic and an offset per consumer group. Delivery is always
@@ -59,7 +62,7 @@ export class MemoryMessageBus implements MessagePublisher, MessageSubscriber, Co
     spec: Readonly<{ topic: string; groupId: string }>,
     handler: (messages: readonly InboundMessage[]) => Promise<void>,
   ): Promise<void> {
-    const key = `${spec.groupId}\u0000${spec.topic}`;
+    const key = groupKey(spec.groupId, spec.topic);
     const previous = this.groups.get(key);
     if (previous) previous.stopped = true;
     const group: Group = {
@@ -96,13 +99,16 @@ export class MemoryMessageBus implements MessagePublisher, MessageSubscriber, Co
     return new Promise((resolve) => this.idleWaiters.push(resolve));
   }
 
-  /** Per subscribed group, the messages of its topic it has not acknowledged yet. */
+  /** Per watched group, the messages of its topic past its committed offset, subscribed now or not. */
   lag(): Promise<GroupLag[]> {
     return Promise.resolve(
-      [...this.groups.values()].map((g) => ({
-        groupId: g.groupId,
-        topic: g.topic,
-        lag: Math.max(0, (this.logs.get(g.topic)?.length ?? 0) - g.offset),
+      WATCHED_GROUPS.map(({ groupId, topic }) => ({
+        groupId,
+        topic,
+        lag: Math.max(
+          0,
+          (this.logs.get(topic)?.length ?? 0) - (this.offsets.get(groupKey(groupId, topic)) ?? 0),
+        ),
       })),
     );
   }

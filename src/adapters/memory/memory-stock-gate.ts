@@ -25,6 +25,8 @@ export class MemoryStockGate implements StockGate {
   reserve(r: GateReservation): Promise<GateAnswer> {
     const gate = this.gates.get(r.productId);
     if (!gate) return Promise.resolve({ ok: false, reason: 'NOT_LOADED' });
+    // a retried call: the orderId already took its unit (or gave it back), so it takes nothing again
+    if (gate.reservations.has(r.orderId)) return Promise.resolve({ ok: true, stockLeft: gate.stock });
     const already = gate.perUser.get(r.userId) ?? 0;
     if (already + r.quantity > r.perUserLimit)
       return Promise.resolve({ ok: false, reason: 'LIMIT_EXCEEDED' });

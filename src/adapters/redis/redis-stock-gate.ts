@@ -4,7 +4,8 @@ import { guarded, type RedisClient } from './redis-connection.js';
 /**
  * KEYS: stock, per-user units, reservations by orderId. ARGV: userId, orderId, quantity, perUserLimit.
  * Answers {code, stock}: 0 reserved, -1 sold out, -2 over the user's limit, -3 not loaded.
- * A missing stock key is NOT_LOADED, never 0: `tonumber(false)` is nil.
+ * A missing stock key is NOT_LOADED, never 0: `tonumber(false)` is nil. An orderId already recorded (held
+ * or restored) answers 0 and changes nothing: a retried call must not take a second unit.
  */
 const RESERVE = `
 local stock = tonumber(redis.call('GET', KEYS[1]))

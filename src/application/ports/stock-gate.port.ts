@@ -19,6 +19,11 @@ export type GateAnswer =
 export interface StockGate {
   /** Loads a product's stock. A live gate is left alone unless `force`: overwriting it would re-open sold stock. */
   warm(productId: number, stock: number, options?: { force?: boolean }): Promise<'WARMED' | 'ALREADY_LIVE'>;
+  /**
+   * Idempotent by orderId: a retried call for an orderId the gate holds takes nothing again and answers ok
+   * with the stock left now; once restored, the orderId is spent and takes nothing either. A refused call
+   * took nothing, so a retry of it is asked afresh.
+   */
   reserve(reservation: GateReservation): Promise<GateAnswer>;
   /** Gives back a reservation's stock and the user's quota; true only the first time for that orderId. */
   restore(productId: number, orderId: string): Promise<boolean>;
