@@ -81,9 +81,9 @@ const PORT_IDS: { readonly [K in keyof Ports]-?: ServiceIdentifier<Ports[K]> } =
 };
 
 /**
- * The one place that knows inversify. It binds every port to the profile's adapter, and the application to
- * compose() over those ports; the service resolves APPLICATION once and never asks the container again.
- * Every binding is a singleton: one adapter per port per process.
+ * The container, with its profiles (profiles.ts) the only code that knows inversify. It binds every port to the
+ * profile's adapter and the application to compose() over those ports; the service resolves APPLICATION once
+ * (and WORKER, to run a worker). Every binding is a singleton: one adapter per port per process.
  */
 export const buildContainer = (config: Config, options: ContainerOptions): Container => {
   const { overrides = {} } = options;

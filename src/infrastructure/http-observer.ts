@@ -1,5 +1,5 @@
 import type { SaleDashboard } from '../application/index.js';
-import type { HttpObserver } from '../adapters/http/app.js';
+import type { HttpObserver } from '../adapters/http/dependencies.js';
 import type { AppLogger } from './logger.js';
 import type { PrometheusMetrics } from './metrics.js';
 

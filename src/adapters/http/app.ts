@@ -10,8 +10,6 @@ import { ordersRouter } from './routes/orders.js';
 import { ORDER_ROUTE, placeOrderRoute } from './routes/place-order.js';
 import { productsRouter } from './routes/products.js';
 
-export type { HttpDependencies, HttpObserver } from './dependencies.js';
-
 /** The routers under `/api/v1`, tried in this order; a new one is a file in routes/ and a line here. */
 const API_ROUTERS: ReadonlyArray<(ctx: RouteContext) => express.Router> = [
   ordersRouter,
