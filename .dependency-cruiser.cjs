@@ -1,5 +1,6 @@
 /**
- * Layering rules (hexagonal): domain <- application <- adapters <- infrastructure.
+ * Layering rules (hexagonal): domain <- application <- adapters <- infrastructure; src/client talks to the
+ * service over HTTP only.
  * Used by `npm run depcruise` and by test/unit/architecture.unit.test.ts.
  * Paths are relative to the directory the cruise runs from (baseDir).
  */
@@ -67,6 +68,41 @@ module.exports = {
       severity: 'error',
       from: { path: '^src/adapters/' },
       to: { path: '^src/infrastructure/' },
+    },
+    {
+      name: 'client-talks-http-only',
+      comment:
+        'src/client is a client of the HTTP API: it knows the service by its URL, not by its code. Its one import ' +
+        'from the service is the token signer, so that its tokens are the ones the API accepts.',
+      severity: 'error',
+      from: { path: '^src/client/' },
+      to: {
+        path: '^src/(domain|application|adapters|infrastructure)/',
+        pathNot: '^src/adapters/http/tokens\\.ts$',
+      },
+    },
+    {
+      name: 'client-talks-http-only',
+      comment: 'src/client may not import the server-side framework and driver packages.',
+      severity: 'error',
+      from: { path: '^src/client/' },
+      to: { path: `(^|/)node_modules/(@types/)?(${FRAMEWORK_PACKAGES})(/|$)|^(${FRAMEWORK_PACKAGES})(/|$)` },
+    },
+    {
+      name: 'nothing-depends-on-the-client',
+      comment: 'The service never needs its load client; only the CLI (src/infrastructure/main.ts) runs it.',
+      severity: 'error',
+      from: { path: '^src/(domain|application|adapters)/' },
+      to: { path: '^src/client/' },
+    },
+    {
+      name: 'inversify-in-the-composition-root-only',
+      comment:
+        'Only src/infrastructure/container.ts and profiles.ts know inversify: the rest is wired by compose() with ' +
+        'plain constructors, and nothing asks a container for a dependency.',
+      severity: 'error',
+      from: { path: '^src/', pathNot: '^src/infrastructure/(container|profiles)\\.ts$' },
+      to: { path: '(^|/)node_modules/inversify(/|$)|^inversify(/|$)' },
     },
     {
       name: 'no-circular',

@@ -1,6 +1,6 @@
 /**
  * autocannon (v9 ships no type declarations: the part used here, typed locally, loaded as
- * src/infrastructure/simulate.ts loads it) and one way to drive it: POST JSON orders with a bearer token that
+ * src/client/flood.ts loads it) and one way to drive it: POST JSON orders with a bearer token that
  * rotates per request, for a bounded time or a bounded number of requests.
  */
 import { createRequire } from 'node:module';

@@ -4,10 +4,9 @@ import { migrate, openMySql } from '../adapters/mysql/mysql-orm.js';
 import { type Config, ConfigError, loadConfig } from './config.js';
 import { createLogger } from './logger.js';
 import { rebuildProjections } from './projections.js';
-import type { AuditHistory } from '../application/index.js';
-import { TYPES } from './container.js';
+import { demoBanner, listDemoProduct } from './demo.js';
 import { type Roles, SeckillService } from './service.js';
-import { runSimulation, type SimulationOptions } from './simulate.js';
+import { runSimulation, type SimulationOptions } from '../client/simulate.js';
 
 const positiveInt = (value: string): number => {
   const n = Number(value);
@@ -49,23 +48,9 @@ const run = async (roles: Roles, command: string): Promise<void> => {
   }
   logger.info({ url: service.url, profile: config.profile }, 'seckill API listening');
   if (config.demoProduct) {
-    const productId = await service.listDemoProduct();
-    banner(config, service.url, productId);
+    const productId = await listDemoProduct(service.app.products);
+    for (const line of demoBanner(config, service.url, productId)) say(line);
   }
-};
-
-const banner = (config: Config, url: string, productId: number) => {
-  say('');
-  say(`seckill is serving ${url} on the ${config.profile} profile.`);
-  say(`A demo product is listed: id ${productId}, stock 100, at most 2 per buyer, 1 per order.`);
-  if (config.usingDevelopmentSecret)
-    say('WARNING: tokens are signed with the fixed development secret (SECKILL_JWT_SECRET unset).');
-  say('Get a token and buy:');
-  say('  TOKEN=$(npx seckill token --user 7)');
-  say(`  curl -s -X POST ${url}/api/v1/seckill/orders -H "Authorization: Bearer $TOKEN" \\`);
-  say(`       -H 'Content-Type: application/json' -d '{"productId":${productId},"quantity":1}'`);
-  say(`  curl -s ${url}/api/v1/products/${productId}`);
-  say('');
 };
 
 type AuditReport = {
@@ -92,7 +77,7 @@ const auditOverHttp = async (config: Config, url: string): Promise<AuditReport> 
 const auditInProcess = async (config: Config): Promise<AuditReport> => {
   const service = await SeckillService.start(config, { http: false, worker: false }, createLogger('warn'));
   try {
-    return await service.get<AuditHistory>(TYPES.AuditHistory).run();
+    return await service.app.audit.run();
   } finally {
     await service.close();
   }

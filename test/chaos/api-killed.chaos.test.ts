@@ -5,6 +5,7 @@ import { eventually } from '../support/contract-helpers.js';
 import { ApiClient, inParallel } from '../support/e2e-service.js';
 import { startService, type WorkerProcess } from '../support/processes.js';
 import { createRealStack, type RealStack, TEST_SECRET } from '../support/real-stack.js';
+import { drained } from '../support/drained.js';
 
 const STOCK = 400;
 const BUYERS = 900;
@@ -95,7 +96,7 @@ describe('drill: the API killed with SIGKILL in the middle of its group commits'
     expect(clicks.filter((c) => c.status === 'no answer').length).toBeGreaterThan(0);
     expect(clicks.filter((c) => c.status !== 202 && c.status !== 'no answer')).toEqual([]);
 
-    await admin.drained(120_000);
+    await drained(admin, 120_000);
     // every buyer told 202 holds a committed order
     const orders = await inParallel(
       answered.map(

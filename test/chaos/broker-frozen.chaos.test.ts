@@ -4,6 +4,7 @@ import { expectBooksAgree, expectOrdersAgree } from '../support/books.js';
 import { ApiClient } from '../support/e2e-service.js';
 import { runFlood } from '../support/flood.js';
 import { createRealStack, type RealStack, TEST_SECRET } from '../support/real-stack.js';
+import { drained } from '../support/drained.js';
 
 describe('drill: the broker frozen and thawed while orders are being committed', () => {
   let stack: RealStack;
@@ -42,7 +43,7 @@ describe('drill: the broker frozen and thawed while orders are being committed',
       expect(flood.unexpected).toEqual([]);
       expect(flood.accepted).toHaveLength(60);
     }
-    await service.drained(120_000);
+    await drained(service, 120_000);
     for (const flood of [first, second])
       expect(await flood.decide()).toEqual({ sold: 60, undecided: 0, maxUnitsPerBuyer: 1 });
     await expectOrdersAgree(stack.db, await expectBooksAgree(api, products), products);

@@ -5,6 +5,7 @@ import { expectBooksAgree } from '../support/books.js';
 import { ApiClient } from '../support/e2e-service.js';
 import { runFlood } from '../support/flood.js';
 import { createRealStack, type RealStack, TEST_SECRET } from '../support/real-stack.js';
+import { drained } from '../support/drained.js';
 
 /** Publishes every message twice: each consumer group receives every message twice. */
 const twice = (inner: MessagePublisher): MessagePublisher => ({
@@ -38,7 +39,7 @@ describe('drill: every message delivered twice', () => {
     const flood = await runFlood(api, { productId, buyers: 300, concurrency: 32, seed: 21 });
     expect(flood.unexpected).toEqual([]);
     expect(flood.accepted).toHaveLength(50);
-    await service.drained(120_000);
+    await drained(service, 120_000);
     expect(await flood.decide()).toEqual({ sold: 50, undecided: 0, maxUnitsPerBuyer: 1 });
 
     // ten buyers cancel: each release's compensation is delivered twice, and must give the unit back once
@@ -48,7 +49,7 @@ describe('drill: every message delivered twice', () => {
       });
       expect(cancelled.body['status']).toBe('RELEASED');
     }
-    await service.drained(120_000);
+    await drained(service, 120_000);
 
     const connection = stack.db.orm.em.getConnection();
     const streams = await connection.execute<Array<{ n: number }>>(

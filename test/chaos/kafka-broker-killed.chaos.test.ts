@@ -7,6 +7,7 @@ import { ApiClient } from '../support/e2e-service.js';
 import { runFlood } from '../support/flood.js';
 import { orderPartitionOf, requireCluster } from '../support/kafka.js';
 import { BROKER_DRILL_ENV, createRealStack, type RealStack, TEST_SECRET } from '../support/real-stack.js';
+import { drained } from '../support/drained.js';
 
 describe('drill: one Kafka broker SIGKILLed in the middle of a sale', () => {
   let stack: RealStack;
@@ -73,7 +74,7 @@ describe('drill: one Kafka broker SIGKILLed in the middle of a sale', () => {
       250,
     );
 
-    await service.drained(120_000);
+    await drained(service, 120_000);
     for (const flood of floods)
       expect(await flood.decide()).toEqual({ sold: 80, undecided: 0, maxUnitsPerBuyer: 1 });
     await expectOrdersAgree(stack.db, await expectBooksAgree(api, products), products);

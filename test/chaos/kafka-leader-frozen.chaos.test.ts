@@ -7,6 +7,7 @@ import { ApiClient } from '../support/e2e-service.js';
 import { runFlood } from '../support/flood.js';
 import { orderPartitionOf, requireCluster } from '../support/kafka.js';
 import { BROKER_DRILL_ENV, createRealStack, type RealStack, TEST_SECRET } from '../support/real-stack.js';
+import { drained } from '../support/drained.js';
 
 const SESSION_TIMEOUT_MS = 6_000;
 
@@ -71,7 +72,7 @@ describe("drill: the order topic's partition leader frozen (SIGSTOP) past the co
       expect(flood.unexpected).toEqual([]);
       expect(flood.accepted).toHaveLength(80);
     }
-    await service.drained(120_000);
+    await drained(service, 120_000);
     for (const flood of [first, second])
       expect(await flood.decide()).toEqual({ sold: 80, undecided: 0, maxUnitsPerBuyer: 1 });
     await expectOrdersAgree(stack.db, await expectBooksAgree(api, products), products);

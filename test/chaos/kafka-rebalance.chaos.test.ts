@@ -9,6 +9,7 @@ import { requireCluster } from '../support/kafka.js';
 import { type LogLine, startWorker, type WorkerProcess } from '../support/processes.js';
 import { createRealStack, type RealStack, TEST_SECRET } from '../support/real-stack.js';
 import { TcpProxy } from '../support/tcp-proxy.js';
+import { drained } from '../support/drained.js';
 
 describe("drill: a worker's consumer group rebalanced mid-batch by a second worker starting", () => {
   let stack: RealStack;
@@ -95,7 +96,7 @@ describe("drill: a worker's consumer group rebalanced mid-batch by a second work
       60_000,
       20,
     );
-    await api.drained(120_000);
+    await drained(api, 120_000);
     expect(handled(second.lines)).toBeGreaterThan(0);
     for (const flood of floods)
       expect(await flood.decide()).toEqual({ sold: 200, undecided: 0, maxUnitsPerBuyer: 1 });

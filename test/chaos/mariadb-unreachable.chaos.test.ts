@@ -5,6 +5,7 @@ import { ApiClient, inParallel } from '../support/e2e-service.js';
 import { mysqlServerUrl } from '../support/mysql-database.js';
 import { createRealStack, type RealStack, TEST_SECRET } from '../support/real-stack.js';
 import { TcpProxy } from '../support/tcp-proxy.js';
+import { drained } from '../support/drained.js';
 
 const OUTAGE_MS = 10_000;
 
@@ -72,7 +73,7 @@ describe('drill: MariaDB unreachable for 10 s during the flood', () => {
     expect(during.length).toBeGreaterThan(0);
     for (const a of answers) expect([202, 409, 503]).toContain(a.status);
 
-    await service.drained(120_000);
+    await drained(service, 120_000);
     const accepted = answers.filter((a) => a.status === 202);
     const decided = await inParallel(
       accepted.map(

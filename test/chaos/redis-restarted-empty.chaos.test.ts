@@ -6,6 +6,7 @@ import { ApiClient } from '../support/e2e-service.js';
 import { runFlood } from '../support/flood.js';
 import { startRedisServer } from '../support/processes.js';
 import { createRealStack, type RealStack, TEST_SECRET } from '../support/real-stack.js';
+import { drained } from '../support/drained.js';
 
 type Line = {
   productId: number;
@@ -78,7 +79,7 @@ describe('drill: Redis restarted empty', () => {
       json: { productId, quantity: 1 },
     });
     expect(again.status).toBe(202);
-    await worker.drained(120_000);
+    await drained(worker, 120_000);
     const repeated = await client.request('GET', `/api/v1/orders/${String(again.body['orderId'])}`, {
       token: await client.token(`buyer-${before.accepted[0]!.buyer}`),
     });
@@ -93,7 +94,7 @@ describe('drill: Redis restarted empty', () => {
       buyerPrefix: 'late',
     });
     expect(after.accepted).toHaveLength(70);
-    await worker.drained(120_000);
+    await drained(worker, 120_000);
 
     expect(await before.decide()).toEqual({ sold: 30, undecided: 0, maxUnitsPerBuyer: 1 });
     expect(await after.decide()).toEqual({ sold: 70, undecided: 0, maxUnitsPerBuyer: 1 });

@@ -6,6 +6,7 @@ import { ApiClient } from '../support/e2e-service.js';
 import { runFlood } from '../support/flood.js';
 import { startWorker, type WorkerProcess } from '../support/processes.js';
 import { createRealStack, type RealStack, TEST_SECRET } from '../support/real-stack.js';
+import { drained } from '../support/drained.js';
 
 describe('drill: a worker killed with SIGKILL in the middle of its batches', () => {
   let stack: RealStack;
@@ -57,7 +58,7 @@ describe('drill: a worker killed with SIGKILL in the middle of its batches', () 
     expect(undecidedAtKill).toBeGreaterThan(0);
 
     workers.push(startWorker(stack.env));
-    await api.drained(120_000);
+    await drained(api, 120_000);
 
     for (const flood of floods)
       expect(await flood.decide()).toEqual({ sold: 80, undecided: 0, maxUnitsPerBuyer: 1 });

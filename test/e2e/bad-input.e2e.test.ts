@@ -1,11 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { SignJWT } from 'jose';
-import type { MemoryDatabase } from '../../src/adapters/memory/memory-database.js';
-import type { StockGate } from '../../src/application/index.js';
-import { STOCK_GATE } from '../../src/application/index.js';
-import { TYPES } from '../../src/infrastructure/container.js';
 import type { SeckillService } from '../../src/infrastructure/service.js';
 import { ApiClient, type Answer, startMemoryService } from '../support/e2e-service.js';
+import { drained, memoryDatabaseOf } from '../support/drained.js';
 
 type Case = Readonly<{
   name: string;
@@ -25,8 +22,8 @@ describe('bad input over HTTP', () => {
   let admin: string;
 
   const snapshot = async () => {
-    const db = service.get<MemoryDatabase>(TYPES.MemoryDatabase);
-    const gate = service.get<StockGate>(STOCK_GATE);
+    const db = memoryDatabaseOf(service);
+    const { gate } = service.app.ports;
     return JSON.stringify({
       events: db.events,
       orders: [...db.orders.values()],
@@ -52,7 +49,7 @@ describe('bad input over HTTP', () => {
       json: { productId, quantity: 1 },
     });
     ordersOfAlice = String(placed.body['orderId']);
-    await service.drained();
+    await drained(service);
   });
 
   afterAll(async () => {
@@ -384,17 +381,17 @@ describe('bad input over HTTP', () => {
         const fields = (answer.body['errors'] as Array<{ field: string }>).map((e) => e.field);
         expect({ case: c.name, fields }).toEqual({ case: c.name, fields: expect.arrayContaining([c.field]) });
       }
-      await service.drained();
+      await drained(service);
       expect({ case: c.name, state: await snapshot() }).toEqual({ case: c.name, state: before });
     }
   });
 
   it('refuses to pay an order that is not COMMITTED (here: cancelled), and changes nothing', async () => {
     const alice = await api.token('alice');
-    await service.drained();
+    await drained(service);
     const cancelled = await api.request('POST', `/api/v1/orders/${ordersOfAlice}/cancel`, { token: alice });
     expect(cancelled.body['status']).toBe('RELEASED');
-    await service.drained();
+    await drained(service);
     const before = await snapshot();
     const paid = await api.request('POST', `/api/v1/orders/${ordersOfAlice}/payment`, { token: alice });
     expect(paid.status).toBe(409);

@@ -2,12 +2,11 @@ import { mkdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { type Browser, chromium, type Page } from 'playwright-core';
-import type { MemoryDatabase } from '../../src/adapters/memory/memory-database.js';
-import { TYPES } from '../../src/infrastructure/container.js';
 import type { SeckillService } from '../../src/infrastructure/service.js';
-import { runSimulation } from '../../src/infrastructure/simulate.js';
+import { runSimulation } from '../../src/client/simulate.js';
 import { eventually } from '../support/contract-helpers.js';
 import { ApiClient, startMemoryService } from '../support/e2e-service.js';
+import { drained, memoryDatabaseOf } from '../support/drained.js';
 
 const CHROMIUM = process.env['CHROMIUM_PATH'] ?? '/usr/bin/chromium';
 const SCREENSHOT = fileURLToPath(new URL('../../docs/dashboard.png', import.meta.url));
@@ -69,8 +68,8 @@ describe('the live dashboard in a browser', () => {
     // the page counted rejections per second while the flood ran
     expect(Math.max(...rejectedSeen)).toBeGreaterThan(0);
 
-    await service.drained();
-    const db = service.get<MemoryDatabase>(TYPES.MemoryDatabase);
+    await drained(service);
+    const db = memoryDatabaseOf(service);
     const realSold = [...db.orders.values()]
       .filter((o) => o.productId === report.productId && (o.status === 'COMMITTED' || o.status === 'PAID'))
       .reduce((n, o) => n + o.quantity, 0);

@@ -4,6 +4,7 @@ import type { SeckillService } from '../../src/infrastructure/service.js';
 import { eventually } from '../support/contract-helpers.js';
 import { ApiClient, startMemoryService } from '../support/e2e-service.js';
 import { runFlood } from '../support/flood.js';
+import { drained } from '../support/drained.js';
 
 type Figures = SaleFigures & {
   rates: { acceptedPerSecond: number; rejectedPerSecond: number; instance: string };
@@ -56,7 +57,7 @@ describe('the live sale figures behind /dashboard', () => {
       seed: 7,
       buyerPrefix: 'dash',
     });
-    await service.drained();
+    await drained(service);
     const { sold } = await flood.decide();
     expect(sold).toBe(30);
 
@@ -82,7 +83,7 @@ describe('the live sale figures behind /dashboard', () => {
       token: await api.token(`dash-${buyer}`),
     });
     expect(cancelled.status).toBe(200);
-    await service.drained();
+    await drained(service);
     await eventually(async () => {
       expect((await figures()).products.find((p) => p.productId === productId)).toMatchObject({
         gateStock: 1,
@@ -119,7 +120,7 @@ describe('the live sale figures behind /dashboard', () => {
 
   it('exposes the same figures as Prometheus gauges', async () => {
     // the earlier test's last order may still be on its way to the commit consumer: wait until it is decided
-    await service.drained();
+    await drained(service);
     const productId = (await figures()).products[0]!.productId;
     const text = await (await fetch(`${service.url}/metrics`)).text();
     expect(text).toMatch(new RegExp(`^seckill_gate_stock\\{product="${productId}"\\} \\d+$`, 'm'));

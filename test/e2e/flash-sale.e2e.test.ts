@@ -3,6 +3,7 @@ import type { SeckillService } from '../../src/infrastructure/service.js';
 import { expectBooksAgree } from '../support/books.js';
 import { ApiClient, startMemoryService } from '../support/e2e-service.js';
 import { runFlood } from '../support/flood.js';
+import { drained } from '../support/drained.js';
 
 const STOCK = 200;
 const PER_USER_LIMIT = 2;
@@ -34,7 +35,7 @@ describe('flash sale on the memory profile, over HTTP', () => {
     for (const { answer } of flood.answers)
       if (answer.status !== 202) expect(answer.contentType).toContain('application/problem+json');
 
-    await service.drained();
+    await drained(service);
 
     const decided = await flood.decide();
     expect(decided.sold).toBe(STOCK);

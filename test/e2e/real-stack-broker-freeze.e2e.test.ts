@@ -3,6 +3,7 @@ import type { SeckillService } from '../../src/infrastructure/service.js';
 import { ApiClient } from '../support/e2e-service.js';
 import { runFlood } from '../support/flood.js';
 import { createRealStack, type RealStack, TEST_SECRET } from '../support/real-stack.js';
+import { drained } from '../support/drained.js';
 
 describe('the real stack when the broker freezes during the flood', () => {
   let stack: RealStack;
@@ -44,7 +45,7 @@ describe('the real stack when the broker freezes during the flood', () => {
     expect(stillReserved).toBeGreaterThan(0);
 
     await stack.broker.thaw();
-    await service.drained(120_000);
+    await drained(service, 120_000);
 
     const decided = await flood.decide();
     expect(decided).toEqual({ sold: 100, undecided: 0, maxUnitsPerBuyer: 1 });

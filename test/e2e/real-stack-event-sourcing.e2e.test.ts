@@ -2,12 +2,12 @@ import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { ConsumerGroups, type ReleaseOrder, Topics } from '../../src/application/index.js';
+import { ConsumerGroups, Topics } from '../../src/application/index.js';
 import { createKafka } from '../../src/adapters/kafka/kafka-connection.js';
 import { KafkaMessageSubscriber } from '../../src/adapters/kafka/kafka-message-subscriber.js';
-import { TYPES } from '../../src/infrastructure/container.js';
 import type { SeckillService } from '../../src/infrastructure/service.js';
 import { silentLogger } from '../support/contract-helpers.js';
+import { drained } from '../support/drained.js';
 import { ApiClient } from '../support/e2e-service.js';
 import { runFlood } from '../support/flood.js';
 import { groupsCaughtUp } from '../support/kafka.js';
@@ -99,12 +99,12 @@ describe('event sourcing on the real stack (MariaDB, Redis, Kafka)', () => {
     const refusedCorrelation = `corr-refused-${randomUUID()}`;
     const timeoutOrder = await order('ada', timedOut, timeoutCorrelation);
     const refusedOrder = await order('bob', refused, refusedCorrelation);
-    await service.drained();
+    await drained(service);
     // a second process whose payment timeout has already passed runs the release job's work once
     const impatient = await stack.start({ http: false, worker: false }, { SECKILL_PAYMENT_TIMEOUT_MS: '1' });
-    expect(await impatient.get<ReleaseOrder>(TYPES.ReleaseOrder).releaseExpired()).toBe(1);
-    await service.drained();
-    await impatient.drained();
+    expect(await impatient.app.releaseOrder.releaseExpired()).toBe(1);
+    await drained(service);
+    await drained(impatient);
 
     const timeoutEvents = await eventsOf(timeoutOrder);
     expect(timeoutEvents.map((e) => e.type)).toEqual([
@@ -155,7 +155,7 @@ describe('event sourcing on the real stack (MariaDB, Redis, Kafka)', () => {
     const productId = await api.listProduct({ name: 'Console', stock: 120, perUserLimit: 1, maxPerOrder: 1 });
     const flood = await runFlood(api, { productId, buyers: 1_000, concurrency: 64, seed: 11 });
     expect(flood.unexpected).toEqual([]);
-    await service.drained();
+    await drained(service);
     // some buyers pay, some cancel: every status the projection knows
     const committed = await sql<Array<{ order_id: string; user_id: string }>>(
       "SELECT order_id, user_id FROM orders WHERE product_id = ? AND status = 'COMMITTED' ORDER BY order_id",
@@ -170,7 +170,7 @@ describe('event sourcing on the real stack (MariaDB, Redis, Kafka)', () => {
       });
       expect(answer.status).toBe(200);
     }
-    await service.drained();
+    await drained(service);
     const cli = (...args: string[]) =>
       run('node', ['bin/seckill.js', 'projections', 'rebuild', '--json', ...args], {
         env: { ...process.env, ...stack.env },

@@ -1,13 +1,14 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { afterEach, describe, expect, it } from '@jest/globals';
-import { type Outbox, OUTBOX, OutboxStatus } from '../../src/application/index.js';
+import { OutboxStatus } from '../../src/application/index.js';
 import { connectRedis } from '../../src/adapters/redis/redis-connection.js';
 import { gateKeys } from '../../src/adapters/redis/redis-stock-gate.js';
 import { eventually } from '../support/contract-helpers.js';
 import { ApiClient } from '../support/e2e-service.js';
 import { runFlood } from '../support/flood.js';
 import { createRealStack, type RealStack, TEST_SECRET } from '../support/real-stack.js';
+import { drained } from '../support/drained.js';
 
 const run = promisify(execFile);
 type Line = {
@@ -46,7 +47,7 @@ describe('scheduled jobs and the audit on the real stack', () => {
     const flood = await runFlood(api, { productId, buyers: 60, concurrency: 16, seed: 3, repeats: 0 });
     expect(flood.accepted).toHaveLength(20);
     // wait until every publish made by the requests themselves has failed: only the relay can deliver now
-    const outbox = service.get<Outbox>(OUTBOX);
+    const { outbox } = service.app.ports;
     await eventually(
       async () => {
         const counts = await outbox.countByStatus();
@@ -57,7 +58,7 @@ describe('scheduled jobs and the audit on the real stack', () => {
     );
 
     await stack!.broker.thaw();
-    await service.drained(120_000);
+    await drained(service, 120_000);
     expect(await flood.decide()).toEqual({ sold: 20, undecided: 0, maxUnitsPerBuyer: 1 });
     const metrics = await fetch(`${service.url}/metrics`).then((r) => r.text());
     expect(metrics).toMatch(/seckill_outbox_published_total\{topic="seckill.orders.reserved"\} \d+/);
@@ -80,7 +81,7 @@ describe('scheduled jobs and the audit on the real stack', () => {
       token: carol,
       json: { productId: paidItem, quantity: 1 },
     });
-    await service.drained();
+    await drained(service);
     const pay = await api.request('POST', `/api/v1/orders/${String(paid.body['orderId'])}/payment`, {
       token: carol,
     });
@@ -105,14 +106,14 @@ describe('scheduled jobs and the audit on the real stack', () => {
       30_000,
       100,
     );
-    await service.drained();
+    await drained(service);
 
     const next = await api.request('POST', '/api/v1/seckill/orders', {
       token: bob,
       json: { productId: lastUnit, quantity: 1 },
     });
     expect(next.status).toBe(202);
-    await service.drained();
+    await drained(service);
     const bobs = await api.request('GET', `/api/v1/orders/${String(next.body['orderId'])}`, { token: bob });
     expect(bobs.body['status']).toBe('COMMITTED');
     const carols = await api.request('GET', `/api/v1/orders/${String(paid.body['orderId'])}`, {
@@ -129,7 +130,7 @@ describe('scheduled jobs and the audit on the real stack', () => {
         token: await api.token(buyer),
         json: { productId, quantity: 1 },
       });
-    await service.drained();
+    await drained(service);
     const client = redis();
     const reconcile = async (): Promise<Line> => {
       const answer = await api.request('POST', '/api/v1/admin/reconciliations', { token: await admin(api) });
@@ -188,7 +189,7 @@ describe('scheduled jobs and the audit on the real stack', () => {
       token: await api.token('dora'),
       json: { productId, quantity: 1 },
     });
-    await service.drained();
+    await drained(service);
     const cli = () =>
       run('node', ['dist/src/infrastructure/main.js', 'audit'], { env: { ...process.env, ...stack!.env } });
     expect((await cli()).stdout).toContain('audit: clean');

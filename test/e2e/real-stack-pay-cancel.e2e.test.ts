@@ -3,6 +3,7 @@ import type { SeckillService } from '../../src/infrastructure/service.js';
 import { expectBooksAgree } from '../support/books.js';
 import { ApiClient } from '../support/e2e-service.js';
 import { createRealStack, type RealStack, TEST_SECRET } from '../support/real-stack.js';
+import { drained } from '../support/drained.js';
 
 const BUYERS = 100;
 
@@ -46,7 +47,7 @@ describe('payments and cancellations at once on the real stack, 5 MySQL connecti
         return { i, token, orderId: String(answer.body['orderId']) };
       }),
     );
-    await service.drained();
+    await drained(service);
 
     const answers = await Promise.all(
       orders.map(({ i, token, orderId }) =>
@@ -60,7 +61,7 @@ describe('payments and cancellations at once on the real stack, 5 MySQL connecti
     expect(answers.map((a) => a.body['status'])).toEqual(
       orders.map(({ i }) => (i % 2 ? 'RELEASED' : 'PAID')),
     );
-    await service.drained();
+    await drained(service);
     const report = await expectBooksAgree(api, [productId]);
     expect(report.products.find((p) => p.productId === productId)?.sold).toBe(BUYERS / 2);
   });

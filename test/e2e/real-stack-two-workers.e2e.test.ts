@@ -7,6 +7,7 @@ import { ApiClient, inParallel } from '../support/e2e-service.js';
 import { runFlood } from '../support/flood.js';
 import { type LogLine, startWorker, type WorkerProcess } from '../support/processes.js';
 import { createRealStack, type RealStack, TEST_SECRET } from '../support/real-stack.js';
+import { drained } from '../support/drained.js';
 
 /** The order topic's partitions a worker's commit consumer was given when it last joined its group. */
 const latestAssignment = (lines: readonly LogLine[], names: KafkaNames): number[] | null => {
@@ -81,7 +82,7 @@ describe('two worker processes on the real stack', () => {
     );
     for (const flood of floods) expect(flood.unexpected).toEqual([]);
 
-    await api.drained(120_000);
+    await drained(api, 120_000);
 
     for (const flood of floods) expect(await flood.decide()).toMatchObject({ sold: 10, undecided: 0 });
     const [first, second] = workers.map((w) => handled(w.lines, stack.broker.names));

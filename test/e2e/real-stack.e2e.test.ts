@@ -1,15 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { ConsumerGroups, type CommitReservations, Topics } from '../../src/application/index.js';
+import { ConsumerGroups, Topics } from '../../src/application/index.js';
 import { createKafka } from '../../src/adapters/kafka/kafka-connection.js';
 import { KafkaMessageSubscriber } from '../../src/adapters/kafka/kafka-message-subscriber.js';
-import { TYPES } from '../../src/infrastructure/container.js';
 import type { SeckillService } from '../../src/infrastructure/service.js';
 import { silentLogger } from '../support/contract-helpers.js';
 import { ApiClient } from '../support/e2e-service.js';
 import { runFlood, type FloodResult } from '../support/flood.js';
 import { groupsCaughtUp } from '../support/kafka.js';
 import { createRealStack, type RealStack, TEST_SECRET } from '../support/real-stack.js';
+import { drained } from '../support/drained.js';
 
 type AuditLine = {
   productId: number;
@@ -53,7 +53,7 @@ describe('the real stack (Redis + MariaDB + Kafka protocol) over HTTP', () => {
     expect(flood.unexpected).toEqual([]);
     expect(flood.accepted.length).toBeGreaterThanOrEqual(200);
 
-    await service.drained();
+    await drained(service);
 
     const decided = await flood.decide();
     expect(decided.undecided).toBe(0);
@@ -79,7 +79,7 @@ describe('the real stack (Redis + MariaDB + Kafka protocol) over HTTP', () => {
       maxWaitTimeMs: 200,
       names: stack.broker.names,
     });
-    const commit = service.get<CommitReservations>(TYPES.CommitReservations);
+    const commit = service.app.commit;
     const groupId = `${ConsumerGroups.COMMIT}-replay-${randomUUID()}`;
     let replayed = 0;
     await replayer.subscribe({ topic: Topics.ORDERS_RESERVED, groupId }, async (messages) => {
@@ -91,7 +91,7 @@ describe('the real stack (Redis + MariaDB + Kafka protocol) over HTTP', () => {
     } finally {
       await replayer.stop();
     }
-    await service.drained();
+    await drained(service);
     expect(replayed).toBeGreaterThanOrEqual(flood.accepted.length);
     expect(await audit()).toEqual(before);
   });

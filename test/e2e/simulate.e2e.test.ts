@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { loadConfig } from '../../src/infrastructure/config.js';
 import { createLogger } from '../../src/infrastructure/logger.js';
 import { SeckillService } from '../../src/infrastructure/service.js';
-import { runSimulation } from '../../src/infrastructure/simulate.js';
+import { runSimulation } from '../../src/client/simulate.js';
 
 const BUYERS = 500;
 const STOCK = 50;

@@ -1,9 +1,8 @@
 import { afterEach, describe, expect, it } from '@jest/globals';
-import type { ManageProducts, PlaceOrder } from '../../src/application/index.js';
 import { loadConfig } from '../../src/infrastructure/config.js';
-import { TYPES } from '../../src/infrastructure/container.js';
 import { createLogger } from '../../src/infrastructure/logger.js';
 import { SeckillService } from '../../src/infrastructure/service.js';
+import { drained } from '../support/drained.js';
 
 const startWorker = (env: Record<string, string>) => {
   const config = loadConfig({
@@ -26,17 +25,18 @@ describe('a worker without the API', () => {
 
   it('serves its own counters on SECKILL_WORKER_METRICS_PORT, so its commits are scraped', async () => {
     worker = await startWorker({ SECKILL_WORKER_METRICS_PORT: '0' });
-    const product = await worker
-      .get<ManageProducts>(TYPES.ManageProducts)
-      .list(
-        { name: 'Lamp', stock: 3, perUserLimit: 1, maxPerOrder: 1, saleStartsAt: null, saleEndsAt: null },
-        'c',
-      );
-    const placed = await worker
-      .get<PlaceOrder>(TYPES.PlaceOrder)
-      .execute({ userId: 'u1', productId: product.productId, quantity: 1, correlationId: 'c1' });
+    const product = await worker.app.products.list(
+      { name: 'Lamp', stock: 3, perUserLimit: 1, maxPerOrder: 1, saleStartsAt: null, saleEndsAt: null },
+      'c',
+    );
+    const placed = await worker.app.placeOrder.execute({
+      userId: 'u1',
+      productId: product.productId,
+      quantity: 1,
+      correlationId: 'c1',
+    });
     expect(placed.ok).toBe(true);
-    await worker.drained();
+    await drained(worker);
 
     const metrics = await fetch(`${worker.metricsUrl}/metrics`);
     expect(metrics.status).toBe(200);

@@ -1,24 +1,11 @@
 import {
-  AuditHistory,
-  CommitReservations,
-  CompensateReservation,
-  ConsumerGroups,
   type GroupCommitOptions,
   type ListProductInput,
-  ManageProducts,
   type OrderView,
-  OutboxDispatcher,
   type OutboxMessage,
-  PayOrder,
-  PlaceOrder,
   type PlaceOrderResult,
-  ProductCatalog,
-  ReconcileStock,
-  RelayOutbox,
   type RelayOptions,
-  ReleaseOrder,
   reservedMessageId,
-  Topics,
 } from '../../src/application/index.js';
 import type { DomainEvent } from '../../src/domain/index.js';
 import { MemoryDatabase } from '../../src/adapters/memory/memory-database.js';
@@ -32,6 +19,8 @@ import { MemoryRateLimiter } from '../../src/adapters/memory/memory-rate-limiter
 import { MemorySoldOutFlags } from '../../src/adapters/memory/memory-sold-out-flags.js';
 import { MemoryStockGate } from '../../src/adapters/memory/memory-stock-gate.js';
 import { MemoryUnitOfWork } from '../../src/adapters/memory/memory-unit-of-work.js';
+import { compose, type CompositionConfig } from '../../src/infrastructure/compose.js';
+import { loadConfig } from '../../src/infrastructure/config.js';
 import {
   FlakyUnitOfWork,
   InstrumentedGate,
@@ -41,6 +30,7 @@ import {
   SwitchablePublisher,
   TestClock,
 } from './app-doubles.js';
+import { drainedInMemory } from './drained.js';
 
 export const SALE_OPENS = '2030-06-01T10:00:00.000Z';
 
@@ -72,8 +62,8 @@ export const defaultRelayOptions: RelayOptions = {
 export type Writes = Readonly<{ events: number; orders: number; outbox: number }>;
 
 /**
- * Every use case of the application on the memory adapters, wired like src/infrastructure/service.ts does
- * for the memory profile, with a hand-moved clock, predictable ids and doubles a test can steer.
+ * Every use case of the application on the memory adapters, composed by the service's own compose() (the
+ * production defaults, a few made smaller), with a hand-moved clock, predictable ids and doubles a test can steer.
  */
 export const buildApp = (options: HarnessOptions = {}) => {
   const clock = new TestClock(options.start ?? SALE_OPENS);
@@ -98,89 +88,57 @@ export const buildApp = (options: HarnessOptions = {}) => {
   });
   const bus = new MemoryMessageBus(logger, { batchSize: 200, retryDelayMs: 5 });
   const publisher = new SwitchablePublisher(bus);
-  const catalog = new ProductCatalog(inventory, clock, options.catalogTtlMs ?? 1_000);
-  const dispatcher = new OutboxDispatcher(outbox, publisher, clock, logger, metrics);
   const relayOptions: RelayOptions = { ...defaultRelayOptions, ...options.relay };
-
-  const placeOrder = new PlaceOrder({
-    catalog,
-    rateLimiter,
-    soldOut,
-    lock,
-    gate,
-    unitOfWork,
-    dispatcher,
-    clock,
-    ids,
-    eventIds,
-    logger,
-    metrics,
+  const { batchSize: relayBatchSize, ...relaySettings } = relayOptions;
+  const defaults = loadConfig({});
+  const config: CompositionConfig = {
+    ...defaults,
+    productCacheMs: options.catalogTtlMs ?? 1_000,
     lockLeaseMs: 5_000,
     groupCommit: { maxBatch: 50, maxWaitMs: 1, maxConcurrent: 2, ...options.groupCommit },
-  });
-  const commit = new CommitReservations({
-    unitOfWork,
-    dispatcher,
-    clock,
-    ids: eventIds,
-    logger,
-    metrics,
     mergeDecrements: options.mergeDecrements ?? true,
-  });
-  const compensate = new CompensateReservation(gate, soldOut, outbox, clock, logger);
-  const releaseOrder = new ReleaseOrder(
-    unitOfWork,
-    orders,
-    dispatcher,
-    clock,
-    logger,
-    options.paymentTimeoutMs ?? 15 * MINUTE,
-    eventIds,
+    paymentTimeoutMs: options.paymentTimeoutMs ?? 15 * MINUTE,
+    outbox: { ...defaults.outbox, ...relaySettings },
+    relayBatchSize,
+    reconcileSettleMs: options.settleMs ?? 2_000,
+    auditStaleMs: options.auditStaleMs ?? 5 * MINUTE,
+    // small pages, so that a test's few events take several
+    auditPageSize: 7,
+  };
+  const app = compose(
+    {
+      events,
+      inventory,
+      orders,
+      outbox,
+      unitOfWork,
+      gate,
+      lock,
+      soldOut,
+      rateLimiter,
+      publisher,
+      lag: bus,
+      clock,
+      ids,
+      eventIds,
+      logger,
+      metrics,
+      health: [],
+    },
+    config,
   );
-  const payOrder = new PayOrder(unitOfWork, clock, eventIds);
-  const relay = new RelayOutbox(outbox, publisher, clock, logger, metrics, relayOptions);
-  const reconcile = new ReconcileStock({
-    unitOfWork,
-    inventory,
-    orders,
-    gate,
-    soldOut,
-    clock,
-    ids: eventIds,
-    logger,
-    metrics,
-    settleMs: options.settleMs ?? 2_000,
-  });
-  const audit = new AuditHistory({
-    events,
-    inventory,
-    orders,
-    gate,
-    clock,
-    staleAfterMs: options.auditStaleMs ?? 5 * MINUTE,
-    pageSize: 7,
-  });
-  const products = new ManageProducts({ unitOfWork, gate, soldOut, catalog, clock, ids: eventIds, logger });
+  const { catalog, dispatcher, placeOrder, commit, compensate, releaseOrder, payOrder, relay } = app;
+  const { reconcile, audit, products } = app;
 
   let consumersStarted = false;
   const startConsumers = async (): Promise<void> => {
     if (consumersStarted) return;
     consumersStarted = true;
-    await bus.subscribe({ topic: Topics.ORDERS_RESERVED, groupId: ConsumerGroups.COMMIT }, (m) =>
-      commit.handle(m),
-    );
-    await bus.subscribe({ topic: Topics.STOCK_COMPENSATION, groupId: ConsumerGroups.COMPENSATION }, (m) =>
-      compensate.handle(m),
-    );
+    for (const { topic, groupId, handle } of app.consumers) await bus.subscribe({ topic, groupId }, handle);
   };
 
   /** Every publish started so far has settled and every consumer group has caught up. */
-  const drained = async (): Promise<void> => {
-    do {
-      await dispatcher.settle();
-      await bus.whenIdle();
-    } while (dispatcher.busy);
-  };
+  const drained = (): Promise<void> => drainedInMemory(dispatcher, bus);
 
   const listProduct = async (terms: Partial<ListProductInput> = {}): Promise<number> => {
     const listed = await products.list(

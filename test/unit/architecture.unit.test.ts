@@ -42,10 +42,11 @@ describe('architecture (dependency-cruiser)', () => {
     expect(errorsOf(result).map(describeViolation)).toEqual([]);
   });
 
-  it('the rules bite: a domain module importing the application layer is reported', async () => {
+  it('the rules bite: a domain module or the load client importing the application layer is reported', async () => {
     const result = await cruiseFrom(path.join(repoRoot, 'test', 'unit', 'fixtures', 'layering'));
 
-    expect(errorsOf(result).map(describeViolation)).toEqual([
+    expect(errorsOf(result).map(describeViolation).sort()).toEqual([
+      'client-talks-http-only: src/client/bad.ts -> src/application/port.ts',
       'domain-is-pure: src/domain/bad.ts -> src/application/port.ts',
     ]);
   });

@@ -1,125 +1,22 @@
 import { z } from 'zod';
 import { createDocument, type ZodOpenApiOperationObject, type ZodOpenApiPathsObject } from 'zod-openapi';
-import { RELEASE_REASONS, type ReleaseReason as ReleaseReasonName } from '../../domain/index.js';
+import {
+  AuditReport,
+  Order,
+  OrderAccepted,
+  Problem,
+  Product,
+  ProductRecord,
+  ReconciliationReport,
+  SaleFigures,
+} from './openapi-answers.js';
 import { ListProductBody, OrderIdParam, PlaceOrderBody, ProductIdParam, RestockBody } from './schemas.js';
 
 /**
  * The OpenAPI 3.1 document of the HTTP API, built from the zod schemas that validate the requests (request
- * bodies and path parameters are the very objects the routes parse with); answers are described here.
+ * bodies and path parameters are the very objects the routes parse with); the answers are described in
+ * openapi-answers.ts.
  */
-
-const OrderStatus = z.enum(['RESERVED', 'COMMITTED', 'PAID', 'RELEASED']);
-const ReleaseReason = z.enum(RELEASE_REASONS as [ReleaseReasonName, ...ReleaseReasonName[]]);
-
-const Problem = z
-  .object({
-    type: z.string(),
-    title: z.string(),
-    status: z.number().int(),
-    code: z
-      .string()
-      .meta({ description: 'stable machine-readable code, e.g. SOLD_OUT or VALIDATION_FAILED' }),
-    detail: z.string(),
-    instance: z.string(),
-    errors: z.array(z.object({ field: z.string(), message: z.string() })).optional(),
-  })
-  .meta({ id: 'Problem', description: 'RFC 9457 problem details' });
-
-const OrderAccepted = z
-  .object({ orderId: z.uuid(), status: z.literal('RESERVED') })
-  .meta({ id: 'OrderAccepted' });
-
-const Order = z
-  .object({
-    orderId: z.uuid(),
-    productId: z.number().int(),
-    quantity: z.number().int(),
-    status: OrderStatus,
-    reason: ReleaseReason.optional(),
-  })
-  .meta({ id: 'Order' });
-
-const Product = z
-  .object({
-    productId: z.number().int(),
-    name: z.string(),
-    stockLeft: z.number().int().meta({ description: "the gate's view of the stock" }),
-    saleStartsAt: z.iso.datetime().nullable(),
-    saleEndsAt: z.iso.datetime().nullable(),
-    perUserLimit: z.number().int(),
-    maxPerOrder: z.number().int(),
-  })
-  .meta({ id: 'Product' });
-
-const ProductRecord = z
-  .object({
-    productId: z.number().int(),
-    name: z.string(),
-    stock: z.number().int(),
-    version: z.number().int(),
-    perUserLimit: z.number().int(),
-    maxPerOrder: z.number().int(),
-    saleStartsAt: z.iso.datetime().nullable(),
-    saleEndsAt: z.iso.datetime().nullable(),
-  })
-  .meta({ id: 'ProductRecord' });
-
-const ReconciliationReport = z
-  .looseObject({
-    startedAt: z.iso.datetime(),
-    finishedAt: z.iso.datetime(),
-    products: z.array(
-      z.looseObject({
-        productId: z.number().int(),
-        mysqlStock: z.number().int(),
-        gateStock: z.number().int().nullable(),
-        expectedGate: z.number().int(),
-        drift: z.number().int(),
-        action: z.string(),
-      }),
-    ),
-  })
-  .meta({ id: 'ReconciliationReport' });
-
-const AuditReport = z
-  .looseObject({
-    ok: z.boolean(),
-    eventsReplayed: z.number().int(),
-    orders: z.record(z.string(), z.number().int()),
-    products: z.array(z.looseObject({ productId: z.number().int() })),
-    violations: z.array(z.looseObject({ kind: z.string(), detail: z.string() })),
-  })
-  .meta({ id: 'AuditReport' });
-
-const SaleFigures = z
-  .object({
-    at: z.iso.datetime(),
-    products: z.array(
-      z.object({
-        productId: z.number().int(),
-        name: z.string(),
-        gateStock: z.number().int().nullable(),
-        mysqlStock: z.number().int(),
-        sold: z.number().int(),
-        reserved: z.number().int(),
-        released: z.partialRecord(ReleaseReason, z.number().int()),
-      }),
-    ),
-    outbox: z.object({
-      pending: z.number().int(),
-      sent: z.number().int(),
-      consumed: z.number().int(),
-      failed: z.number().int(),
-      dead: z.number().int(),
-    }),
-    consumerLag: z.array(z.object({ groupId: z.string(), topic: z.string(), lag: z.number().int() })),
-    rates: z.object({
-      acceptedPerSecond: z.number(),
-      rejectedPerSecond: z.number(),
-      instance: z.string().meta({ description: 'rates are counted per serving process' }),
-    }),
-  })
-  .meta({ id: 'SaleFigures' });
 
 const json = (schema: z.ZodType) => ({ 'application/json': { schema } });
 const problem = (description: string) => ({

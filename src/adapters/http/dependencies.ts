@@ -1,0 +1,46 @@
+import type {
+  AuditHistory,
+  HealthCheck,
+  IdGenerator,
+  Logger,
+  ManageProducts,
+  PayOrder,
+  PlaceOrder,
+  Queries,
+  ReconcileStock,
+  ReleaseOrder,
+  SaleDashboard,
+} from '../../application/index.js';
+import type { AnswerRates } from './answer-rates.js';
+import type { JwtTokens } from './tokens.js';
+
+/** What the HTTP layer reports about the requests it answers (Prometheus, in the service). */
+export type HttpObserver = {
+  request(method: string, route: string, status: number, seconds: number): void;
+  orderAnswer(code: string): void;
+  render(): Promise<{ contentType: string; body: string }>;
+};
+
+export type HttpDependencies = Readonly<{
+  placeOrder: PlaceOrder;
+  payOrder: PayOrder;
+  releaseOrder: ReleaseOrder;
+  manageProducts: ManageProducts;
+  reconcile: ReconcileStock;
+  audit: AuditHistory;
+  queries: Queries;
+  tokens: JwtTokens;
+  health: readonly HealthCheck[];
+  observer: HttpObserver;
+  logger: Logger;
+  ids: IdGenerator;
+  dashboard: SaleDashboard;
+  /** the service's version, shown in the OpenAPI document */
+  version: string;
+  /** names this process in the dashboard's rates (they are counted per process) */
+  instance: string;
+}>;
+
+/** What every route gets: the dependencies, and this process's order answer rates (counted by the order route,
+ * shown by the dashboard's). */
+export type RouteContext = HttpDependencies & Readonly<{ rates: AnswerRates }>;

@@ -1,0 +1,136 @@
+import type { Duplex } from 'node:stream';
+import type { ErrorRequestHandler, RequestHandler } from 'express';
+import { InfrastructureUnavailable, type Logger, VersionConflict } from '../../application/index.js';
+import {
+  DomainError,
+  IllegalOrderTransition,
+  InvalidOrderQuantity,
+  InvalidProductTerms,
+  OrderNotFound,
+  ProductAlreadyListed,
+  ProductNotListed,
+} from '../../domain/index.js';
+import { HttpProblem, sendProblem } from './problem.js';
+
+/** What a thrown error means to the client, as a problem; null for a fault of ours (a 500). */
+export const toProblem = (error: unknown): HttpProblem | null => {
+  if (error instanceof HttpProblem) return error;
+  if (error instanceof InfrastructureUnavailable)
+    return new HttpProblem(
+      503,
+      'UNAVAILABLE',
+      'the service cannot take this request right now; retry shortly',
+      [],
+      {
+        'Retry-After': '1',
+      },
+    );
+  if (error instanceof VersionConflict)
+    return new HttpProblem(409, 'CONCURRENT_UPDATE', 'the resource changed while this request ran; retry');
+  if (error instanceof DomainError) return domainProblem(error);
+  return bodyParserProblem(error);
+};
+
+const domainProblem = (error: DomainError): HttpProblem => {
+  if (error instanceof OrderNotFound) return new HttpProblem(404, 'ORDER_NOT_FOUND', error.message);
+  if (error instanceof ProductNotListed) return new HttpProblem(404, 'PRODUCT_NOT_FOUND', error.message);
+  if (error instanceof InvalidProductTerms)
+    return new HttpProblem(400, 'VALIDATION_FAILED', error.message, [
+      { field: `body.${error.field}`, message: error.message },
+    ]);
+  if (error instanceof InvalidOrderQuantity)
+    return new HttpProblem(400, 'VALIDATION_FAILED', error.message, [
+      { field: 'body.quantity', message: error.message },
+    ]);
+  if (error instanceof ProductAlreadyListed) return new HttpProblem(409, error.code, error.message);
+  if (error instanceof IllegalOrderTransition) {
+    const code =
+      error.command === 'PayOrder'
+        ? 'ORDER_NOT_COMMITTED'
+        : error.status === 'PAID'
+          ? 'ORDER_ALREADY_PAID'
+          : 'ORDER_STATE_CONFLICT';
+    return new HttpProblem(409, code, error.message);
+  }
+  return new HttpProblem(409, error.code, error.message);
+};
+
+/** Anything else the HTTP stack itself marked as the client's fault (a path that is not valid percent-encoding, a
+ * compressed body that does not inflate): a 400, never a 500. */
+const clientFault = (error: unknown): HttpProblem | null => {
+  if (typeof error !== 'object' || error === null) return null;
+  const { status, statusCode } = error as { status?: unknown; statusCode?: unknown };
+  const code = typeof status === 'number' ? status : statusCode;
+  if (typeof code !== 'number' || code < 400 || code > 499) return null;
+  const detail =
+    error instanceof URIError ? 'the path is not valid percent-encoding' : 'the request could not be read';
+  return new HttpProblem(400, 'BAD_REQUEST', detail);
+};
+
+const bodyParserProblem = (error: unknown): HttpProblem | null => {
+  const type = typeof error === 'object' && error !== null ? (error as { type?: unknown }).type : undefined;
+  switch (type) {
+    case 'entity.parse.failed':
+      return new HttpProblem(400, 'MALFORMED_JSON', 'the body is not valid JSON (a JSON object is expected)');
+    case 'entity.too.large':
+      return new HttpProblem(413, 'PAYLOAD_TOO_LARGE', 'the body is larger than 16 KiB');
+    case 'encoding.unsupported':
+    case 'charset.unsupported':
+      return new HttpProblem(415, 'UNSUPPORTED_MEDIA_TYPE', 'the body must be UTF-8 JSON');
+    case 'request.aborted':
+    case 'request.size.invalid':
+      return new HttpProblem(400, 'BAD_REQUEST', 'the body was cut short');
+    default:
+      return clientFault(error);
+  }
+};
+
+/** After every route: a request nothing answered. */
+export const notFound: RequestHandler = (req, _res, next) => {
+  next(new HttpProblem(404, 'NOT_FOUND', `no route for ${req.method} ${req.path}`));
+};
+
+/** The last handler: every error becomes a problem answer; what is not the client's fault is logged, as a 500. */
+export const problemAnswers =
+  (logger: Logger): ErrorRequestHandler =>
+  (error: unknown, req, res, _next) => {
+    const problem = toProblem(error);
+    if (problem) {
+      if (problem.status === 503) logger.warn({ path: req.path, err: String(error) }, 'answered 503');
+      sendProblem(res, problem, req.originalUrl.slice(0, 200));
+      return;
+    }
+    logger.error(
+      { path: req.path, err: error instanceof Error ? error.stack : String(error) },
+      'unexpected error',
+    );
+    sendProblem(
+      res,
+      new HttpProblem(500, 'INTERNAL', 'something went wrong on our side'),
+      req.originalUrl.slice(0, 200),
+    );
+  };
+
+/**
+ * Requests Node's HTTP parser refuses before express sees them (bad bytes in the path, oversized headers) still
+ * get a problem+json answer: the server's `clientError` listener.
+ */
+export const answerUnreadableRequest = (error: NodeJS.ErrnoException, socket: Duplex): void => {
+  if (!socket.writable) {
+    socket.destroy();
+    return;
+  }
+  const tooLarge = error.code === 'HPE_HEADER_OVERFLOW';
+  const status = tooLarge ? 431 : 400;
+  const body = JSON.stringify({
+    type: tooLarge ? '/problems/headers-too-large' : '/problems/bad-request',
+    title: tooLarge ? 'Request Header Fields Too Large' : 'Bad Request',
+    status,
+    code: tooLarge ? 'HEADERS_TOO_LARGE' : 'BAD_REQUEST',
+    detail: tooLarge ? 'the request headers are too large' : 'the request could not be parsed as HTTP',
+  });
+  socket.end(
+    `HTTP/1.1 ${status} ${tooLarge ? 'Request Header Fields Too Large' : 'Bad Request'}\r\n` +
+      `Content-Type: application/problem+json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+  );
+};

@@ -1,0 +1,34 @@
+import type { ManageProducts } from '../application/index.js';
+import type { Config } from './config.js';
+
+/** What `npm start` lists on the memory profile, so that a first order can be placed at once. */
+export const listDemoProduct = async (products: ManageProducts): Promise<number> => {
+  const product = await products.list(
+    {
+      name: 'Demo flash-sale item',
+      stock: 100,
+      perUserLimit: 2,
+      maxPerOrder: 1,
+      saleStartsAt: null,
+      saleEndsAt: null,
+    },
+    'demo',
+  );
+  return product.productId;
+};
+
+/** The lines printed under the demo product: how to get a token and buy. */
+export const demoBanner = (config: Config, url: string, productId: number): string[] => [
+  '',
+  `seckill is serving ${url} on the ${config.profile} profile.`,
+  `A demo product is listed: id ${productId}, stock 100, at most 2 per buyer, 1 per order.`,
+  ...(config.usingDevelopmentSecret
+    ? ['WARNING: tokens are signed with the fixed development secret (SECKILL_JWT_SECRET unset).']
+    : []),
+  'Get a token and buy:',
+  '  TOKEN=$(npx seckill token --user 7)',
+  `  curl -s -X POST ${url}/api/v1/seckill/orders -H "Authorization: Bearer $TOKEN" \\`,
+  `       -H 'Content-Type: application/json' -d '{"productId":${productId},"quantity":1}'`,
+  `  curl -s ${url}/api/v1/products/${productId}`,
+  '',
+];
