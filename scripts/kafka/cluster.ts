@@ -146,8 +146,16 @@ const freePort = (): Promise<number> =>
     });
   });
 
-/** Kafka's Uuid text form: 16 random bytes, base64url without padding. */
-const clusterUuid = (): string => randomBytes(16).toString('base64url');
+/**
+ * Kafka's Uuid text form: 16 random bytes, base64url without padding. One that starts with `-` would be read
+ * as an option by the storage tool's command line, so such a draw is made again.
+ */
+const clusterUuid = (): string => {
+  for (;;) {
+    const id = randomBytes(16).toString('base64url');
+    if (!id.startsWith('-')) return id;
+  }
+};
 
 const serverProperties = (node: KafkaNode, voters: string, size: number): string =>
   [
