@@ -19,3 +19,4 @@ export * from './use-cases/queries.use-case.js';
 export * from './use-cases/stock-books.js';
 export * from './use-cases/sale-dashboard.use-case.js';
 export * from './use-cases/rebuild-projections.use-case.js';
+export * from './use-cases/watch-order.use-case.js';

@@ -1,3 +1,4 @@
+import { watchUntilDecided } from './order-events.js';
 import { call, explain, field, sleep } from './service-calls.js';
 import type { Accepted, Buyer, Decided, SimulationOptions, SimulationReport } from './simulation.types.js';
 
@@ -15,7 +16,10 @@ const eachLimited = async <T>(items: readonly T[], concurrency: number, work: (i
 
 type Settled = Readonly<{ decided: Decided[]; undecided: number; seconds: number }>;
 
-/** Polls every accepted order (with its buyer's token) until none is RESERVED or the deadline passes. */
+/**
+ * Waits for every accepted order (with its buyer's token) to be decided: each is watched on its event stream;
+ * one whose stream gives out is polled until it is no longer RESERVED or the deadline passes.
+ */
 export const settle = async (
   base: string,
   accepted: readonly Accepted[],
@@ -25,7 +29,14 @@ export const settle = async (
   const started = Date.now();
   const deadline = started + (options.settleTimeoutMs ?? 60_000);
   const decided: Decided[] = [];
-  let pending = [...accepted];
+  const watchedOut: Accepted[] = [];
+  await eachLimited(accepted, options.watchConcurrency ?? 256, async (order) => {
+    const token = (buyers[order.buyer] as Buyer).token;
+    const view = await watchUntilDecided(base, order.orderId, token, deadline);
+    if (view) decided.push(toDecided(order, view));
+    else watchedOut.push(order);
+  });
+  let pending = watchedOut;
   while (pending.length > 0) {
     const stillPending: Accepted[] = [];
     await eachLimited(pending, options.pollConcurrency ?? 16, async (order) => {
@@ -47,14 +58,19 @@ const readOrder = async (
 ): Promise<Decided | null> => {
   const token = (buyers[order.buyer] as Buyer).token;
   const answer = await call(base, `/api/v1/orders/${encodeURIComponent(order.orderId)}`, { token });
-  const status = field(answer.body, 'status');
-  if (answer.status !== 200 || typeof status !== 'string') return null;
-  const quantity = field(answer.body, 'quantity');
-  const reason = field(answer.body, 'reason');
+  if (answer.status !== 200 || typeof field(answer.body, 'status') !== 'string') return null;
+  return toDecided(order, answer.body);
+};
+
+/** An order as the service shows it (a GET, or an event's data), for the report. */
+const toDecided = (order: Accepted, body: unknown): Decided => {
+  const status = field(body, 'status');
+  const quantity = field(body, 'quantity');
+  const reason = field(body, 'reason');
   return {
     buyer: order.buyer,
     quantity: typeof quantity === 'number' ? quantity : 1,
-    status,
+    status: typeof status === 'string' ? status : 'UNKNOWN',
     ...(typeof reason === 'string' ? { reason } : {}),
   };
 };

@@ -14,7 +14,9 @@ export type SimulationOptions = Readonly<{
   floodTimeoutMs?: number;
   /** how long to wait for the pipeline to decide every accepted order (default 60 s) */
   settleTimeoutMs?: number;
-  /** parallel order polls (default 16) */
+  /** order event streams watched at once (default 256) */
+  watchConcurrency?: number;
+  /** parallel order polls, for orders whose stream gave out (default 16) */
   pollConcurrency?: number;
 }>;
 

@@ -22,6 +22,7 @@ import {
   PlaceOrder,
   ProductCatalog,
   Queries,
+  WatchOrder,
   type RateLimiter,
   ReconcileStock,
   RelayOutbox,
@@ -72,6 +73,7 @@ export type CompositionConfig = Pick<
   | 'mergeDecrements'
   | 'paymentTimeoutMs'
   | 'paymentScanMs'
+  | 'orderEvents'
   | 'outbox'
   | 'reconcileCron'
   | 'reconcileSettleMs'
@@ -109,6 +111,7 @@ export type Application = Readonly<{
   audit: AuditHistory;
   products: ManageProducts;
   queries: Queries;
+  watchOrder: WatchOrder;
   dashboard: SaleDashboard;
   consumers: readonly Consumer[];
   jobs: readonly Job[];
@@ -189,6 +192,7 @@ export const compose = (ports: Ports, config: CompositionConfig): Application =>
   });
   const products = new ManageProducts({ unitOfWork, gate, soldOut, catalog, clock, ids: eventIds, logger });
   const queries = new Queries(inventory, orders, gate);
+  const watchOrder = new WatchOrder(orders, clock, config.orderEvents);
   const dashboard = new SaleDashboard({
     inventory,
     orders,
@@ -224,6 +228,7 @@ export const compose = (ports: Ports, config: CompositionConfig): Application =>
     audit,
     products,
     queries,
+    watchOrder,
     dashboard,
     consumers: [
       consumer(Topics.ORDERS_RESERVED, ConsumerGroups.COMMIT, (m) => commit.handle(m)),

@@ -50,6 +50,8 @@ const EnvSchema = z.object({
   SECKILL_PRODUCT_CACHE_MS: intFrom(1_000),
   SECKILL_PAYMENT_TIMEOUT_MS: intFrom(15 * 60_000, 1),
   SECKILL_PAYMENT_SCAN_MS: intFrom(30_000, 100),
+  SECKILL_ORDER_EVENTS_POLL_MS: intFrom(250, 10),
+  SECKILL_ORDER_EVENTS_MAX_MS: intFrom(15 * 60_000, 1_000),
   SECKILL_OUTBOX_RELAY_MS: intFrom(60_000, 100),
   SECKILL_OUTBOX_PENDING_GRACE_MS: intFrom(10_000),
   SECKILL_OUTBOX_STALE_SENT_MS: intFrom(5 * 60_000),
@@ -126,6 +128,8 @@ export type Config = Readonly<{
   productCacheMs: number;
   paymentTimeoutMs: number;
   paymentScanMs: number;
+  /** how a buyer's order event stream reads the projection, and how long one lasts */
+  orderEvents: Readonly<{ pollMs: number; maxMs: number }>;
   outbox: Readonly<{
     relayEveryMs: number;
     pendingGraceMs: number;
@@ -212,6 +216,7 @@ export const loadConfig = (env: NodeJS.ProcessEnv = process.env): Config => {
     productCacheMs: e.SECKILL_PRODUCT_CACHE_MS,
     paymentTimeoutMs: e.SECKILL_PAYMENT_TIMEOUT_MS,
     paymentScanMs: e.SECKILL_PAYMENT_SCAN_MS,
+    orderEvents: { pollMs: e.SECKILL_ORDER_EVENTS_POLL_MS, maxMs: e.SECKILL_ORDER_EVENTS_MAX_MS },
     outbox: {
       relayEveryMs: e.SECKILL_OUTBOX_RELAY_MS,
       pendingGraceMs: e.SECKILL_OUTBOX_PENDING_GRACE_MS,

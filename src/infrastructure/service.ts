@@ -138,6 +138,7 @@ export class SeckillService {
       reconcile: app.reconcile,
       audit: app.audit,
       queries: app.queries,
+      watchOrder: app.watchOrder,
       tokens: new JwtTokens(this.config.jwtSecret),
       health: app.ports.health,
       observer: this.observer(),

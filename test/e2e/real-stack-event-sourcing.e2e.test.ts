@@ -12,6 +12,7 @@ import { ApiClient } from '../support/e2e-service.js';
 import { runFlood } from '../support/flood.js';
 import { groupsCaughtUp } from '../support/kafka.js';
 import { createRealStack, type RealStack, TEST_SECRET } from '../support/real-stack.js';
+import { openEventStream } from '../support/sse.js';
 
 const run = promisify(execFile);
 
@@ -149,6 +150,21 @@ describe('event sourcing on the real stack (MariaDB, Redis, Kafka)', () => {
     expect(onKafka.map((m) => [m.headers['order-id'], m.topic, m.headers['correlation-id']]).sort()).toEqual(
       outbox.map((m) => [m.order_id, m.topic, headersOf(m.headers)['correlation-id']]).sort(),
     );
+  });
+
+  it('lets a buyer watch an order decide on another API replica than the one that took it', async () => {
+    const productId = await api.listProduct({ name: 'Kettle', stock: 2, perUserLimit: 1, maxPerOrder: 1 });
+    const replica = await stack.start({ http: true, worker: false }, { SECKILL_ORDER_EVENTS_POLL_MS: '50' });
+    const orderId = await order('cleo', productId, `corr-watch-${randomUUID()}`);
+    const token = await api.token('cleo');
+    const stream = await openEventStream(`${replica.url}/api/v1/orders/${orderId}/events`, token);
+    let event = await stream.next();
+    if (event?.data['status'] === 'RESERVED') event = await stream.next();
+    expect(event?.data).toMatchObject({ orderId, status: 'COMMITTED' });
+    const paid = await api.request('POST', `/api/v1/orders/${orderId}/payment`, { token });
+    expect(paid.status).toBe(200);
+    expect((await stream.next())?.data).toMatchObject({ orderId, status: 'PAID' });
+    expect(await stream.next()).toBeNull();
   });
 
   it('`seckill projections rebuild` reproduces the live orders table exactly after a flash sale', async () => {

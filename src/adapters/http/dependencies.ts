@@ -10,6 +10,7 @@ import type {
   ReconcileStock,
   ReleaseOrder,
   SaleDashboard,
+  WatchOrder,
 } from '../../application/index.js';
 import type { AnswerRates } from './answer-rates.js';
 import type { JwtTokens } from './tokens.js';
@@ -29,6 +30,7 @@ export type HttpDependencies = Readonly<{
   reconcile: ReconcileStock;
   audit: AuditHistory;
   queries: Queries;
+  watchOrder: WatchOrder;
   tokens: JwtTokens;
   health: readonly HealthCheck[];
   observer: HttpObserver;

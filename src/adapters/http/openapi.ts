@@ -69,6 +69,27 @@ const paths: ZodOpenApiPathsObject = {
       },
     },
   },
+  '/api/v1/orders/{orderId}/events': {
+    get: {
+      operationId: 'watchOrder',
+      summary: "Watch one of the caller's orders decide (server-sent events)",
+      description:
+        'A `text/event-stream`: an `event: status` with the order as it stands, then one per status change, ' +
+        'until the order is PAID or RELEASED (or the stream has lasted SECKILL_ORDER_EVENTS_MAX_MS). Each ' +
+        "event's data is the order, as GET /api/v1/orders/{orderId} answers it.",
+      security: user,
+      requestParams: { path: orderPath },
+      responses: {
+        '200': {
+          description: 'the stream of status events',
+          content: { 'text/event-stream': { schema: Order } },
+        },
+        '400': badRequest,
+        '401': unauthorized,
+        '404': problem('ORDER_NOT_FOUND (also for orders of other users)'),
+      },
+    },
+  },
   '/api/v1/orders/{orderId}/payment': {
     post: {
       operationId: 'payOrder',

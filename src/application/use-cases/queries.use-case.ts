@@ -1,4 +1,4 @@
-import { OrderNotFound, ProductNotListed } from '../../domain/index.js';
+import { assertVisibleTo, ProductNotListed } from '../../domain/index.js';
 import type { Inventory, OrderReadModel, OrderView, StockGate } from '../ports/index.js';
 
 export type ProductView = Readonly<{
@@ -21,8 +21,8 @@ export class Queries {
   /** Only the owner sees an order; to anybody else it does not exist. */
   async order(userId: string, orderId: string): Promise<OrderView> {
     const order = await this.orders.get(orderId);
-    if (!order || order.userId !== userId) throw new OrderNotFound(orderId);
-    return order;
+    assertVisibleTo(order, userId, orderId);
+    return order!;
   }
 
   /** Stock left as buyers meet it: the gate's view, or MySQL's while the gate is not loaded. */

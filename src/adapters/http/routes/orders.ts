@@ -24,6 +24,32 @@ export const ordersRouter = (ctx: RouteContext): express.Router => {
     res.json(orderBody(await ctx.queries.order(principalOf(res).userId, orderId)));
   });
 
+  // Server-sent events: the order as it stands, then each status change, until it is paid or released.
+  router.get('/orders/:orderId/events', user, async (req, res) => {
+    const orderId = parse(OrderIdParam, req.params['orderId'], 'orderId');
+    // an unknown order, or another buyer's, is a 404 problem before the stream starts
+    const first = await ctx.watchOrder.open(principalOf(res).userId, orderId);
+    let left = false;
+    req.on('close', () => (left = true));
+    res.status(200).set({
+      'Content-Type': 'text/event-stream; charset=utf-8',
+      'Cache-Control': 'no-cache, no-transform',
+      'X-Accel-Buffering': 'no',
+    });
+    res.flushHeaders();
+    const send = (view: OrderView) =>
+      res.write(`event: status\nid: ${view.status}\ndata: ${JSON.stringify(orderBody(view))}\n\n`);
+    // a comment now and then keeps proxies from closing a quiet stream
+    const keepAlive = setInterval(() => res.write(': keep-alive\n\n'), 15_000);
+    try {
+      send(first);
+      for await (const view of ctx.watchOrder.changes(first, () => left)) send(view);
+    } finally {
+      clearInterval(keepAlive);
+      res.end();
+    }
+  });
+
   router.post('/orders/:orderId/payment', user, async (req, res) => {
     const orderId = parse(OrderIdParam, req.params['orderId'], 'orderId');
     res.json(
