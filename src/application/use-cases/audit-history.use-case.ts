@@ -38,7 +38,7 @@ export type AuditReport = Readonly<{
 export class AuditHistory {
   constructor(
     private readonly deps: Readonly<{
-      events: EventStore;
+      events: Pick<EventStore, 'readAll'>;
       inventory: Inventory;
       orders: OrderReadModel;
       gate: StockGate;
