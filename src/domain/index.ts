@@ -5,3 +5,4 @@ export * from './product.js';
 export * from './purchase-policy.js';
 export * from './audit.js';
 export * from './decider.js';
+export * from './audit-checks.js';

@@ -1,3 +1,8 @@
+/*
+ * Over 250 lines on purpose: this is the API's one table of paths, read top to bottom as the document it
+ * becomes. Each path is a few lines of data; split by route, the document would be scattered across files.
+ * The answer schemas live in openapi-answers.ts.
+ */
 import { z } from 'zod';
 import { createDocument, type ZodOpenApiOperationObject, type ZodOpenApiPathsObject } from 'zod-openapi';
 import {

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { withDefaultLimits } from '../../domain/index.js';
 
 const MAX_ID = 2_147_483_647;
 
@@ -18,13 +19,14 @@ export const ListProductBody = z
     saleStartsAt: instant.optional(),
     saleEndsAt: instant.optional(),
   })
+  // the limits a listing leaves out are the domain's defaults
   .transform((b) => {
-    const perUserLimit = b.perUserLimit ?? 1;
+    const { perUserLimit, maxPerOrder } = withDefaultLimits(b);
     return {
       name: b.name,
       stock: b.stock,
       perUserLimit,
-      maxPerOrder: b.maxPerOrder ?? perUserLimit,
+      maxPerOrder,
       saleStartsAt: b.saleStartsAt ?? null,
       saleEndsAt: b.saleEndsAt ?? null,
     };

@@ -1,3 +1,4 @@
+import { breaksUserLimit } from '../../domain/index.js';
 import type { GateAnswer, GateReservation, StockGate } from '../../application/index.js';
 
 type Held = { userId: string; quantity: number; restored: boolean };
@@ -28,7 +29,7 @@ export class MemoryStockGate implements StockGate {
     // a retried call: the orderId already took its unit (or gave it back), so it takes nothing again
     if (gate.reservations.has(r.orderId)) return Promise.resolve({ ok: true, stockLeft: gate.stock });
     const already = gate.perUser.get(r.userId) ?? 0;
-    if (already + r.quantity > r.perUserLimit)
+    if (breaksUserLimit(r.perUserLimit, already + r.quantity))
       return Promise.resolve({ ok: false, reason: 'LIMIT_EXCEEDED' });
     if (gate.stock < r.quantity)
       return Promise.resolve({ ok: false, reason: 'SOLD_OUT', stockLeft: gate.stock });

@@ -6,6 +6,8 @@ import { guarded, type RedisClient } from './redis-connection.js';
  * Answers {code, stock}: 0 reserved, -1 sold out, -2 over the user's limit, -3 not loaded.
  * A missing stock key is NOT_LOADED, never 0: `tonumber(false)` is nil. An orderId already recorded (held
  * or restored) answers 0 and changes nothing: a retried call must not take a second unit.
+ * The limit check is the domain's rule (`breaksUserLimit`: held + quantity over perUserLimit), written in Lua
+ * so that it runs atomically with the decrement; the stock-gate contract holds both gates to it.
  */
 const RESERVE = `
 local stock = tonumber(redis.call('GET', KEYS[1]))
