@@ -6,7 +6,7 @@ import { KafkaConsumerLag } from '../adapters/kafka/kafka-consumer-lag.js';
 import { KafkaHealthCheck } from '../adapters/kafka/kafka-health-check.js';
 import { KafkaMessagePublisher } from '../adapters/kafka/kafka-message-publisher.js';
 import { KafkaNames } from '../adapters/kafka/kafka-names.js';
-import { createTopics } from '../adapters/kafka/kafka-topics.js';
+import { createTopics, topicMetadata } from '../adapters/kafka/kafka-topics.js';
 import { openMySql } from '../adapters/mysql/mysql-orm.js';
 import { connectRedis, type RedisClient } from '../adapters/redis/redis-connection.js';
 import type { Config } from './config.js';
@@ -53,7 +53,7 @@ const ensureTopics = async (
         configEntries: [{ name: 'min.insync.replicas', value: String(config.kafka.minInsyncReplicas) }],
       })),
     );
-    const { topics: found } = await admin.fetchTopicMetadata({ topics });
+    const { topics: found } = await topicMetadata(admin, topics);
     const layout = found.map((t) => ({
       topic: t.name,
       partitions: t.partitions.length,
