@@ -83,19 +83,12 @@ export class SyntheticHistory implements Pick<EventStore, 'readAll'> {
       const orderId = `order-${d}`;
       const userId = `buyer-${d}`;
       const streamId = `order-${orderId}`;
+      const released = (reason: 'SOLD_OUT' | 'PAYMENT_TIMEOUT', stockWasCommitted: boolean): DomainEvent => ({
+        type: 'ReservationReleased',
+        data: { orderId, productId, userId, quantity: 1, reason, stockWasCommitted, releasedAt: at },
+      });
       if (d >= stock) {
-        yield stored(streamId, 2, {
-          type: 'ReservationReleased',
-          data: {
-            orderId,
-            productId,
-            userId,
-            quantity: 1,
-            reason: 'SOLD_OUT',
-            stockWasCommitted: false,
-            releasedAt: at,
-          },
-        });
+        yield stored(streamId, 2, released('SOLD_OUT', false));
         continue;
       }
       yield stored(streamId, 2, {
@@ -104,18 +97,7 @@ export class SyntheticHistory implements Pick<EventStore, 'readAll'> {
       });
       yield d % 2 === 0
         ? stored(streamId, 3, { type: 'OrderPaid', data: { orderId, paidAt: at } })
-        : stored(streamId, 3, {
-            type: 'ReservationReleased',
-            data: {
-              orderId,
-              productId,
-              userId,
-              quantity: 1,
-              reason: 'PAYMENT_TIMEOUT',
-              stockWasCommitted: true,
-              releasedAt: at,
-            },
-          });
+        : stored(streamId, 3, released('PAYMENT_TIMEOUT', true));
     }
   }
 }
