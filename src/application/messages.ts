@@ -59,6 +59,18 @@ export const compensationMessage = (envelope: EventEnvelope<ReservationReleased>
   };
 };
 
+/**
+ * The messages a decision's events make, in their order: a reservation for the commit consumer, a release
+ * for the compensation consumer (the gate's share back). Other events make none.
+ */
+export const messagesOf = (envelopes: readonly EventEnvelope[]): NewOutboxMessage[] =>
+  envelopes.flatMap((envelope) => {
+    const { event } = envelope;
+    if (event.type === 'OrderReserved') return [reservedMessage({ ...envelope, event })];
+    if (event.type === 'ReservationReleased') return [compensationMessage({ ...envelope, event })];
+    return [];
+  });
+
 /** The conversation an inbound message belongs to (a message from before correlation ids: its own id). */
 export const correlationOf = (message: InboundMessage, messageId: string): string =>
   message.headers['correlation-id'] ?? messageId;

@@ -73,8 +73,6 @@ export const PROFILE_PUBLISHER = Symbol.for('seckill.ProfilePublisher');
 /** The memory profile's message bus: its publisher, subscriber and consumer lag (tests wait on it to go idle). */
 export const MEMORY_BUS = Symbol.for('seckill.MemoryBus');
 
-const readClock = (clock: Clock) => () => clock.now();
-
 /** The memory profile: every port in process, no servers. */
 export const bindMemoryProfile = (container: Container, config: Config): void => {
   container.bind<MemoryDatabase>(MEMORY_DATABASE).toResolvedValue(() => new MemoryDatabase());
@@ -83,10 +81,7 @@ export const bindMemoryProfile = (container: Container, config: Config): void =>
     .toResolvedValue((db: MemoryDatabase) => new MemoryEventStore(db), [MEMORY_DATABASE]);
   container
     .bind<UnitOfWork>(UNIT_OF_WORK)
-    .toResolvedValue(
-      (db: MemoryDatabase, clock: Clock) => new MemoryUnitOfWork(db, readClock(clock)),
-      [MEMORY_DATABASE, CLOCK],
-    );
+    .toResolvedValue((db: MemoryDatabase) => new MemoryUnitOfWork(db), [MEMORY_DATABASE]);
   container
     .bind<Inventory>(INVENTORY)
     .toResolvedValue((db: MemoryDatabase) => new MemoryInventory(db), [MEMORY_DATABASE]);
@@ -128,9 +123,7 @@ export const bindRealProfile = (container: Container, config: Config, r: RealRes
   const timeout = config.mysql.operationTimeoutMs;
   const session = standaloneSession(r.orm, timeout);
   container.bind<EventStore>(EVENT_STORE).toResolvedValue(() => new MySqlEventStore(session));
-  container
-    .bind<UnitOfWork>(UNIT_OF_WORK)
-    .toResolvedValue((clock: Clock) => new MySqlUnitOfWork(r.orm, timeout, readClock(clock)), [CLOCK]);
+  container.bind<UnitOfWork>(UNIT_OF_WORK).toResolvedValue(() => new MySqlUnitOfWork(r.orm, timeout));
   container.bind<Inventory>(INVENTORY).toResolvedValue(() => new MySqlInventory(session));
   container.bind<OrderReadModel>(ORDER_READ_MODEL).toResolvedValue(() => new MySqlOrderReadModel(session));
   container.bind<Outbox>(OUTBOX).toResolvedValue(() => new MySqlOutbox(session));

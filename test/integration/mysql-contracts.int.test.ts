@@ -4,12 +4,14 @@ import { MySqlEventStore } from '../../src/adapters/mysql/mysql-event-store.js';
 import { MySqlInventory } from '../../src/adapters/mysql/mysql-inventory.js';
 import { MySqlOrderReadModel } from '../../src/adapters/mysql/mysql-order-read-model.js';
 import { openMySql } from '../../src/adapters/mysql/mysql-orm.js';
+import { MySqlOrderProjectionRebuild } from '../../src/adapters/mysql/mysql-projection-rebuild.js';
 import { MySqlOutbox } from '../../src/adapters/mysql/mysql-outbox.js';
 import { standaloneSession } from '../../src/adapters/mysql/mysql-session.js';
 import { MySqlUnitOfWork } from '../../src/adapters/mysql/mysql-unit-of-work.js';
 import { eventStoreContract } from '../contract/event-store.contract.js';
 import { inventoryContract } from '../contract/inventory.contract.js';
 import { orderReadModelContract } from '../contract/order-read-model.contract.js';
+import { orderProjectionRebuildContract } from '../contract/order-projection-rebuild.contract.js';
 import { outboxContract } from '../contract/outbox.contract.js';
 import { everyStatementInsideContract, unitOfWorkContract } from '../contract/unit-of-work.contract.js';
 import { createTestDatabase, emptyTables, type TestDatabase } from '../support/mysql-database.js';
@@ -43,6 +45,12 @@ eventStoreContract(
 inventoryContract('MySqlInventory (MariaDB)', () => clean(() => new MySqlInventory(session())));
 orderReadModelContract('MySqlOrderReadModel (MariaDB)', () =>
   clean(() => new MySqlOrderReadModel(session())),
+);
+orderProjectionRebuildContract('MySqlOrderProjectionRebuild (MariaDB)', () =>
+  clean(() => ({
+    target: new MySqlOrderProjectionRebuild(db.orm, TIMEOUT_MS),
+    live: new MySqlOrderReadModel(session()),
+  })),
 );
 outboxContract('MySqlOutbox (MariaDB)', () => clean(() => new MySqlOutbox(session())));
 unitOfWorkContract('MySqlUnitOfWork (MariaDB)', () =>

@@ -72,12 +72,11 @@ export const buildApp = (options: HarnessOptions = {}) => {
   const ids = new SequentialIds();
   const eventIds = new SequentialIds('event');
   const db = new MemoryDatabase();
-  const now = () => clock.now();
   const events = new MemoryEventStore(db);
   const inventory = new MemoryInventory(db);
   const orders = new MemoryOrderReadModel(db);
   const outbox = new MemoryOutbox(db);
-  const unitOfWork = new FlakyUnitOfWork(new MemoryUnitOfWork(db, now));
+  const unitOfWork = new FlakyUnitOfWork(new MemoryUnitOfWork(db));
   const memoryGate = new MemoryStockGate();
   const gate = new InstrumentedGate(memoryGate);
   const lock = new MemoryLock();

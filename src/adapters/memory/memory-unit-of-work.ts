@@ -10,10 +10,7 @@ import { MemoryOutbox } from './memory-outbox.js';
  * early, and a failed transaction leaves nothing behind.
  */
 export class MemoryUnitOfWork implements UnitOfWork {
-  constructor(
-    private readonly db: MemoryDatabase,
-    private readonly now: () => string = () => new Date().toISOString(),
-  ) {}
+  constructor(private readonly db: MemoryDatabase) {}
 
   run<T>(work: (stores: TransactionalStores) => Promise<T>): Promise<T> {
     return this.db.exclusive(async () => {

@@ -15,21 +15,13 @@ const FRESH = 'orders_rebuild';
 const CHECKPOINT = 'orders';
 
 /** Rows that differ in any column (`<=>` is equal-or-both-null), or exist on one side only. */
-const DIFFERING = (
-  a: string,
-  b: string,
-) => `SELECT ${a}.order_id FROM ${a} LEFT JOIN ${b} ON ${b}.order_id = ${a}.order_id
-  WHERE ${b}.order_id IS NULL OR NOT (${[
-    'user_id',
-    'product_id',
-    'quantity',
-    'status',
-    'reason',
-    'reserved_at',
-    'updated_at',
-  ]
+const differingRows = (a: string, b: string): string => {
+  const same = ORDER_COLUMNS.split(', ')
+    .filter((c) => c !== 'order_id')
     .map((c) => `${a}.${c} <=> ${b}.${c}`)
-    .join(' AND ')})`;
+    .join(' AND ');
+  return `SELECT ${a}.order_id FROM ${a} LEFT JOIN ${b} ON ${b}.order_id = ${a}.order_id WHERE ${b}.order_id IS NULL OR NOT (${same})`;
+};
 
 /**
  * The `orders` projection rebuilt into `orders_rebuild`, created LIKE the live table (so it has its columns
@@ -97,7 +89,7 @@ export class MySqlOrderProjectionRebuild implements OrderProjectionRebuild {
             0,
         );
       const differing = await sql.query<Array<{ order_id: string }>>(
-        `${DIFFERING('orders', FRESH)} UNION ${DIFFERING(FRESH, 'orders')}`,
+        `${differingRows('orders', FRESH)} UNION ${differingRows(FRESH, 'orders')}`,
         [],
       );
       return {

@@ -23,7 +23,6 @@ export class MySqlUnitOfWork implements UnitOfWork {
   constructor(
     private readonly orm: MikroORM,
     private readonly timeoutMs: number,
-    private readonly now: () => string = () => new Date().toISOString(),
     private readonly deadlockRetries = 2,
   ) {}
 

@@ -27,4 +27,3 @@ export interface OrderProjectionRebuild {
   /** Puts the fresh table in place of the live one (with the service's writers stopped). */
   swap(): Promise<void>;
 }
-export const ORDER_PROJECTION_REBUILD = Symbol.for('seckill.OrderProjectionRebuild');

@@ -6,8 +6,8 @@ import {
   userLimitRejection,
 } from '../../domain/index.js';
 import { type Loaded, retryOnConflict } from '../command-handler.js';
-import { compensationMessage, correlationOf, parseReserved, type ReservedPayload } from '../messages.js';
-import { type OrderCommands, orderCommands, type OrderDecision, orderRows } from '../order-stream.js';
+import { correlationOf, messagesOf, parseReserved, type ReservedPayload } from '../messages.js';
+import { type OrderCommands, orderCommands, type OrderDecision, projectOrders } from '../order-stream.js';
 import type { OutboxDispatcher } from '../outbox-dispatcher.js';
 import type {
   Clock,
@@ -15,7 +15,6 @@ import type {
   InboundMessage,
   Logger,
   Metrics,
-  NewOutboxMessage,
   TransactionalStores,
   UnitOfWork,
 } from '../ports/index.js';
@@ -115,15 +114,11 @@ export class CommitReservations {
             ),
           ),
         ];
-        const messages: NewOutboxMessage[] = [];
-        for (const d of decisions)
-          for (const envelope of d.envelopes)
-            if (envelope.event.type === 'ReservationReleased')
-              messages.push(compensationMessage({ ...envelope, event: envelope.event }));
+        const messages = messagesOf(decisions.flatMap((d) => d.envelopes));
         // the writes at once, likewise
         await Promise.all([
           this.orders.append(stores.events, decisions),
-          stores.orders.upsertMany(orderRows(decisions)),
+          projectOrders(stores.orders, decisions),
           stores.outbox.addMany(messages, now),
           stores.outbox.markConsumedMany([...new Set(orders.map((o) => o.messageId))], now),
         ]);

@@ -1,9 +1,9 @@
 import { assertOrderQuantity, purchaseRejection, type ReserveOrder } from '../../domain/index.js';
 import type { CommandItem } from '../command-handler.js';
 import { GroupCommit, type GroupCommitOptions } from '../group-commit.js';
-import { reservedMessage } from '../messages.js';
+import { messagesOf } from '../messages.js';
 import type { OutboxDispatcher } from '../outbox-dispatcher.js';
-import { type OrderCommands, orderCommands, orderRows } from '../order-stream.js';
+import { type OrderCommands, orderCommands, projectOrders } from '../order-stream.js';
 import type { ProductCatalog } from '../product-catalog.js';
 import {
   type Clock,
@@ -13,7 +13,6 @@ import {
   type LockHandle,
   type Logger,
   type Metrics,
-  type NewOutboxMessage,
   orderLockKey,
   type RateLimiter,
   type SoldOutFlags,
@@ -207,15 +206,11 @@ export class PlaceOrder {
     const now = this.deps.clock.now();
     const messages = await this.deps.unitOfWork.run(async (stores) => {
       const decisions = await this.orders.decideMany(stores.events, batch);
-      const outbound: NewOutboxMessage[] = [];
-      for (const d of decisions)
-        for (const envelope of d.envelopes)
-          if (envelope.event.type === 'OrderReserved')
-            outbound.push(reservedMessage({ ...envelope, event: envelope.event }));
+      const outbound = messagesOf(decisions.flatMap((d) => d.envelopes));
       // issued at once: they queue on the transaction's connection without a turn of the event loop between
       await Promise.all([
         this.orders.append(stores.events, decisions),
-        stores.orders.upsertMany(orderRows(decisions)),
+        projectOrders(stores.orders, decisions),
         stores.outbox.addMany(outbound, now),
       ]);
       return outbound;

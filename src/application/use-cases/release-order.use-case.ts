@@ -1,6 +1,6 @@
 import { type ReleaseReason, IllegalOrderTransition, OrderNotFound } from '../../domain/index.js';
 import { type EventContext, retryOnConflict } from '../command-handler.js';
-import { compensationMessage } from '../messages.js';
+import { messagesOf } from '../messages.js';
 import { type OrderCommands, orderCommands, orderRows } from '../order-stream.js';
 import type { OutboxDispatcher } from '../outbox-dispatcher.js';
 import type {
@@ -8,7 +8,6 @@ import type {
   IdGenerator,
   Logger,
   StoredEvent,
-  NewOutboxMessage,
   OrderReadModel,
   OrderView,
   UnitOfWork,
@@ -98,13 +97,10 @@ export class ReleaseOrder {
           },
           context,
         });
-        const outbound: NewOutboxMessage[] = [];
-        for (const envelope of decision.envelopes) {
-          if (envelope.event.type !== 'ReservationReleased') continue;
-          const { productId, quantity, stockWasCommitted } = envelope.event.data;
-          if (stockWasCommitted) await stores.inventory.increment(productId, quantity);
-          outbound.push(compensationMessage({ ...envelope, event: envelope.event }));
-        }
+        for (const { event } of decision.envelopes)
+          if (event.type === 'ReservationReleased' && event.data.stockWasCommitted)
+            await stores.inventory.increment(event.data.productId, event.data.quantity);
+        const outbound = messagesOf(decision.envelopes);
         const [row] = orderRows([decision]);
         await Promise.all([
           row ? stores.orders.upsert(row) : Promise.resolve(),

@@ -1,4 +1,3 @@
-import { assertVisibleTo } from '../../domain/index.js';
 import type { Clock, OrderReadModel, OrderView } from '../ports/index.js';
 
 export type WatchOptions = Readonly<{
@@ -13,7 +12,8 @@ const isFinal = (view: OrderView): boolean => view.status === 'PAID' || view.sta
 /**
  * A buyer watches their order decide instead of polling it: the status changes as the `orders` projection
  * records them. It reads the shared projection, so it works on any API replica, whichever one took the
- * order and whichever worker decided it.
+ * order and whichever worker decided it. The watch starts from the order as its buyer reads it
+ * (`Queries.order`, which answers anybody else as if it did not exist).
  */
 export class WatchOrder {
   constructor(
@@ -21,13 +21,6 @@ export class WatchOrder {
     private readonly clock: Clock,
     private readonly options: WatchOptions,
   ) {}
-
-  /** The order as it stands; only its buyer may watch it (to anybody else it does not exist). */
-  async open(userId: string, orderId: string): Promise<OrderView> {
-    const view = await this.orders.get(orderId);
-    assertVisibleTo(view, userId, orderId);
-    return view!;
-  }
 
   /**
    * Each change after `from`, until the order is paid or released, the watcher leaves (`left`), or the

@@ -28,7 +28,7 @@ export const ordersRouter = (ctx: RouteContext): express.Router => {
   router.get('/orders/:orderId/events', user, async (req, res) => {
     const orderId = parse(OrderIdParam, req.params['orderId'], 'orderId');
     // an unknown order, or another buyer's, is a 404 problem before the stream starts
-    const first = await ctx.watchOrder.open(principalOf(res).userId, orderId);
+    const first = await ctx.queries.order(principalOf(res).userId, orderId);
     let left = false;
     req.on('close', () => (left = true));
     res.status(200).set({
