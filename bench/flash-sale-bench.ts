@@ -60,6 +60,8 @@ import {
 } from './lib/report.js';
 import { type BurstResult, payOrCancel, placeOrders } from './lib/burst.js';
 import {
+  ADMISSION_OFF,
+  ADMISSION_ON,
   type AuditReport,
   type Batching,
   batchingOf,
@@ -382,6 +384,7 @@ const realService = async (run: Run, kafka: BenchBroker): Promise<RealPhase> => 
     mysqlUrl: databaseUrl(db),
     namespace,
     brokers: kafka.brokers,
+    admission: ADMISSION_ON,
     extra: { ...kafka.env, ...TRIED },
   });
   say(`migrate: ${(await runNode(MAIN, ['migrate'], serviceEnvironment)).trim()}`);

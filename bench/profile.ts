@@ -23,7 +23,7 @@ import * as prettier from 'prettier';
 import { type ProfileRun, readProfile, renderProfileComparison, summarize } from './lib/cpu-profile.js';
 import { count, databaseUrl, dropDatabase, openAdmin } from './lib/mysql.js';
 import { answers200, freePort, runNode, startNode } from './lib/processes.js';
-import { batchingOf, call, dropNamespace, listProduct, serviceEnv } from './lib/service.js';
+import { ADMISSION_ON, batchingOf, call, dropNamespace, listProduct, serviceEnv } from './lib/service.js';
 import { startBenchBroker } from './lib/broker.js';
 
 const SECONDS = Number(process.env['PROFILE_SECONDS'] ?? '10');
@@ -77,6 +77,7 @@ const env = serviceEnv({
   mysqlUrl: databaseUrl(db),
   namespace,
   brokers: kafka.brokers,
+  admission: ADMISSION_ON,
   extra: { ...kafka.env, ...EXTRA },
 });
 let service: ReturnType<typeof startNode> | null = null;

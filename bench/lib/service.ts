@@ -25,6 +25,29 @@ export const dropNamespace = async (namespace: string): Promise<void> => {
   }
 };
 
+const UNSPENDABLE = '100000000';
+
+/**
+ * Admission control as a deployment runs it, with budgets too large for one machine's load to spend: every
+ * budget is asked on every request (the cost is paid), none refuses.
+ */
+export const ADMISSION_ON: Readonly<Record<string, string>> = {
+  SECKILL_RATE_LIMIT_POINTS: UNSPENDABLE,
+  SECKILL_ADDRESS_RATE_LIMIT_POINTS: UNSPENDABLE,
+  SECKILL_WRITE_RATE_LIMIT_POINTS: UNSPENDABLE,
+  SECKILL_READ_RATE_LIMIT_POINTS: UNSPENDABLE,
+  SECKILL_ORDERS_IN_FLIGHT_MAX: '1024',
+};
+
+/** No admission control at all: every budget and the bound on orders in flight off. */
+export const ADMISSION_OFF: Readonly<Record<string, string>> = {
+  SECKILL_RATE_LIMIT_POINTS: '0',
+  SECKILL_ADDRESS_RATE_LIMIT_POINTS: '0',
+  SECKILL_WRITE_RATE_LIMIT_POINTS: '0',
+  SECKILL_READ_RATE_LIMIT_POINTS: '0',
+  SECKILL_ORDERS_IN_FLIGHT_MAX: '0',
+};
+
 /**
  * The service's environment: the caller's, minus every SECKILL_* it exported, plus the settings given here
  * (so a figure never depends on what the shell happened to export).
@@ -35,6 +58,8 @@ export const serviceEnv = (
     mysqlUrl: string;
     namespace: string;
     brokers: string;
+    /** the admission settings (budgets, the bound on orders in flight) */
+    admission: Readonly<Record<string, string>>;
     extra?: Readonly<Record<string, string>>;
   }>,
 ): NodeJS.ProcessEnv => {
@@ -51,7 +76,7 @@ export const serviceEnv = (
     SECKILL_KAFKA_BROKERS: settings.brokers,
     SECKILL_HOST: '127.0.0.1',
     SECKILL_LOG_LEVEL: 'warn',
-    SECKILL_RATE_LIMIT_POINTS: '100000000',
+    ...settings.admission,
     SECKILL_DEMO_PRODUCT: 'false',
     ...settings.extra,
   };

@@ -68,6 +68,7 @@ export class SyntheticHistory implements Pick<EventStore, 'readAll'> {
         perUserLimit: 1,
         maxPerOrder: 1,
         saleStartsAt: null,
+        requirePathToken: false,
         saleEndsAt: null,
         listedAt: at,
       },

@@ -1,11 +1,10 @@
-import { type DomainEvent, EVENT_SCHEMA_VERSIONS } from '../domain/index.js';
+import { type DomainEvent, EVENT_SCHEMA_VERSIONS, type Upcaster, UPCASTERS } from '../domain/index.js';
 import type { StoredEvent } from './ports/index.js';
 
 /** An event as a store row holds it: its type, the schema version it was written with, its data. */
 export type RawEvent = Readonly<{ type: string; schemaVersion: number; data: unknown }>;
 
-/** Reads version `from` of an event type's data as version `from + 1`. */
-export type Upcaster = Readonly<{ type: string; from: number; up: (data: never) => unknown }>;
+export type { Upcaster };
 
 export class UnknownEventSchema extends Error {
   constructor(raw: RawEvent, current: number | undefined) {
@@ -59,4 +58,4 @@ export const upcastStored = (schema: EventUpcaster, stored: StoredEvent): Stored
 };
 
 /** The schema as this build of the service writes and reads it. */
-export const defaultUpcaster = new EventUpcaster();
+export const defaultUpcaster = new EventUpcaster(UPCASTERS);

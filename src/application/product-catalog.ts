@@ -43,6 +43,7 @@ export class ProductCatalog {
           maxPerOrder: record.maxPerOrder,
           saleStartsAt: record.saleStartsAt,
           saleEndsAt: record.saleEndsAt,
+          requirePathToken: record.requirePathToken,
         }
       : null;
     this.entries.set(productId, { terms, expiresAt: now + this.ttlMs });

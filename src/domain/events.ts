@@ -45,6 +45,8 @@ export type ProductListed = Event<
     maxPerOrder: number;
     saleStartsAt: string | null;
     saleEndsAt: string | null;
+    /** v2: orders must carry a sale path token (v1 events are read as false) */
+    requirePathToken: boolean;
     listedAt: string;
   }
 >;
@@ -75,7 +77,7 @@ export const EVENT_SCHEMA_VERSIONS: Readonly<Record<DomainEventType, number>> = 
   StockCommitted: 1,
   ReservationReleased: 1,
   OrderPaid: 1,
-  ProductListed: 1,
+  ProductListed: 2,
   StockAdded: 1,
   StockReconciled: 1,
 };

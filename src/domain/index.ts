@@ -6,3 +6,4 @@ export * from './purchase-policy.js';
 export * from './audit.js';
 export * from './decider.js';
 export * from './audit-checks.js';
+export * from './event-upcasters.js';

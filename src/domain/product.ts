@@ -9,7 +9,15 @@ export type ProductTerms = Readonly<{
   maxPerOrder: number;
   saleStartsAt: string | null;
   saleEndsAt: string | null;
+  /** orders must carry a single-use sale path token, issued to the buyer once the sale is open */
+  requirePathToken: boolean;
 }>;
+
+/**
+ * The most stock a product may ever have been given (listed plus restocked): MySQL keeps stock in an INT, and
+ * a sum past it would fail there, after the gate had already opened the units.
+ */
+export const MAX_STOCK = 2_147_483_647;
 
 /** Stock as the product stream knows it: listed plus restocked, plus what reconciliation recorded. */
 export type ProductState =
@@ -27,6 +35,7 @@ export type ListProduct = Readonly<{
   maxPerOrder: number;
   saleStartsAt: string | null;
   saleEndsAt: string | null;
+  requirePathToken: boolean;
   now: string;
 }>;
 export type AddStock = Readonly<{ type: 'AddStock'; productId: number; quantity: number; now: string }>;
@@ -61,8 +70,8 @@ const isWholeAtLeast = (value: number, min: number): boolean => Number.isSafeInt
 
 const validateTerms = (cmd: ListProduct): void => {
   if (cmd.name.trim().length === 0) throw new InvalidProductTerms('name', 'name must not be blank');
-  if (!isWholeAtLeast(cmd.stock, 0))
-    throw new InvalidProductTerms('stock', 'stock must be a whole number ≥ 0');
+  if (!isWholeAtLeast(cmd.stock, 0) || cmd.stock > MAX_STOCK)
+    throw new InvalidProductTerms('stock', `stock must be a whole number between 0 and ${MAX_STOCK}`);
   if (!isWholeAtLeast(cmd.perUserLimit, 1))
     throw new InvalidProductTerms('perUserLimit', 'perUserLimit must be a whole number ≥ 1');
   if (!isWholeAtLeast(cmd.maxPerOrder, 1) || cmd.maxPerOrder > cmd.perUserLimit)
@@ -92,6 +101,11 @@ export const decideProduct = (cmd: ProductCommand, state: ProductState): Product
       if (state.status !== 'LISTED') throw new ProductNotListed(cmd.productId);
       if (!isWholeAtLeast(cmd.quantity, 1))
         throw new InvalidProductTerms('quantity', 'quantity must be a whole number ≥ 1');
+      if (state.listedStock + state.addedStock + cmd.quantity > MAX_STOCK)
+        throw new InvalidProductTerms(
+          'quantity',
+          `the product would have been given more than ${MAX_STOCK} units in all (${state.listedStock + state.addedStock} so far)`,
+        );
       return [
         { type: 'StockAdded', data: { productId: cmd.productId, quantity: cmd.quantity, addedAt: cmd.now } },
       ];

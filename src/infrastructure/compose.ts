@@ -23,7 +23,9 @@ import {
   ProductCatalog,
   Queries,
   WatchOrder,
-  type RateLimiter,
+  IssueSalePath,
+  type RateBudgets,
+  type SalePaths,
   ReconcileStock,
   RelayOutbox,
   ReleaseOrder,
@@ -50,7 +52,8 @@ export type Ports = Readonly<{
   gate: StockGate;
   lock: DuplicateRequestLock;
   soldOut: SoldOutFlags;
-  rateLimiter: RateLimiter;
+  budgets: RateBudgets;
+  salePaths: SalePaths;
   publisher: MessagePublisher;
   lag: ConsumerLag;
   clock: Clock;
@@ -78,6 +81,7 @@ export type CompositionConfig = Pick<
   | 'reconcileCron'
   | 'reconcileSettleMs'
   | 'auditStaleMs'
+  | 'pathTokenTtlMs'
 > &
   Readonly<{
     /** outbox rows one relay run sends at most (default 500) */
@@ -112,6 +116,7 @@ export type Application = Readonly<{
   products: ManageProducts;
   queries: Queries;
   watchOrder: WatchOrder;
+  salePath: IssueSalePath;
   dashboard: SaleDashboard;
   consumers: readonly Consumer[];
   jobs: readonly Job[];
@@ -122,13 +127,14 @@ export type Application = Readonly<{
  * with its doubles, so both run the same wiring. Plain constructors, no container: a use case never sees one.
  */
 export const compose = (ports: Ports, config: CompositionConfig): Application => {
-  const { events, inventory, orders, outbox, unitOfWork, gate, lock, soldOut, rateLimiter } = ports;
+  const { events, inventory, orders, outbox, unitOfWork, gate, lock, soldOut, budgets, salePaths } = ports;
   const { publisher, clock, ids, eventIds, logger, metrics } = ports;
   const catalog = new ProductCatalog(inventory, clock, config.productCacheMs);
   const dispatcher = new OutboxDispatcher(outbox, publisher, clock, logger, metrics, config.publish);
   const placeOrder = new PlaceOrder({
     catalog,
-    rateLimiter,
+    budgets,
+    salePaths,
     soldOut,
     lock,
     gate,
@@ -193,6 +199,7 @@ export const compose = (ports: Ports, config: CompositionConfig): Application =>
   const products = new ManageProducts({ unitOfWork, gate, soldOut, catalog, clock, ids: eventIds, logger });
   const queries = new Queries(inventory, orders, gate);
   const watchOrder = new WatchOrder(orders, clock, config.orderEvents);
+  const salePath = new IssueSalePath({ catalog, salePaths, clock, ttlMs: config.pathTokenTtlMs });
   const dashboard = new SaleDashboard({
     inventory,
     orders,
@@ -229,6 +236,7 @@ export const compose = (ports: Ports, config: CompositionConfig): Application =>
     products,
     queries,
     watchOrder,
+    salePath,
     dashboard,
     consumers: [
       consumer(Topics.ORDERS_RESERVED, ConsumerGroups.COMMIT, (m) => commit.handle(m)),

@@ -44,8 +44,18 @@ const EnvSchema = z.object({
   SECKILL_JWT_SECRET: z.string().min(32, 'SECKILL_JWT_SECRET must be at least 32 characters').optional(),
   SECKILL_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   SECKILL_DEMO_PRODUCT: z.enum(['true', 'false']).optional(),
-  SECKILL_RATE_LIMIT_POINTS: intFrom(20, 1),
+  SECKILL_RATE_LIMIT_POINTS: intFrom(20),
   SECKILL_RATE_LIMIT_WINDOW_SECONDS: intFrom(1, 1),
+  SECKILL_ADDRESS_RATE_LIMIT_POINTS: intFrom(200),
+  SECKILL_ADDRESS_RATE_LIMIT_WINDOW_SECONDS: intFrom(1, 1),
+  SECKILL_WRITE_RATE_LIMIT_POINTS: intFrom(10),
+  SECKILL_WRITE_RATE_LIMIT_WINDOW_SECONDS: intFrom(1, 1),
+  SECKILL_READ_RATE_LIMIT_POINTS: intFrom(50),
+  SECKILL_READ_RATE_LIMIT_WINDOW_SECONDS: intFrom(1, 1),
+  SECKILL_ORDERS_IN_FLIGHT_MAX: intFrom(1_024),
+  SECKILL_TRUST_PROXY: z.string().trim().optional(),
+  SECKILL_PATH_TOKEN_TTL_MS: intFrom(60_000, 1_000),
+  SECKILL_SOLD_OUT_FLAG_TTL_MS: intFrom(2_000, 10),
   SECKILL_LOCK_LEASE_MS: intFrom(5_000, 100),
   SECKILL_PRODUCT_CACHE_MS: intFrom(1_000),
   SECKILL_PAYMENT_TIMEOUT_MS: intFrom(15 * 60_000, 1),
@@ -73,6 +83,20 @@ const EnvSchema = z.object({
 });
 
 export type Profile = 'memory' | 'real';
+
+/** Calls allowed per key per window. */
+export type Budget = Readonly<{ points: number; windowSeconds: number }>;
+
+/**
+ * `SECKILL_TRUST_PROXY` as express takes it: a hop count, true/false, or a list of addresses, subnets and
+ * names (`loopback`, `uniquelocal`). Unset: no proxy is trusted, the socket's address is the client's.
+ */
+const trustProxyOf = (value: string | undefined): boolean | number | string => {
+  if (value === undefined || value === '' || value === 'false') return false;
+  if (value === 'true') return true;
+  if (/^\d+$/.test(value)) return Number(value);
+  return value;
+};
 
 export type Config = Readonly<{
   profile: Profile;
@@ -123,7 +147,25 @@ export type Config = Readonly<{
   usingDevelopmentSecret: boolean;
   logLevel: string;
   demoProduct: boolean;
-  rateLimit: Readonly<{ points: number; windowSeconds: number }>;
+  /** order requests per buyer per window (points 0: off) */
+  rateLimit: Budget;
+  /** the other budgets (DESIGN §3, Admission) and the bound on orders in flight; 0 turns one off */
+  admission: Readonly<{
+    /** order and sale path requests per client address */
+    address: Budget;
+    /** payments, cancellations and sale path requests per buyer */
+    write: Budget;
+    /** reads per buyer (per client address when anonymous) */
+    read: Budget;
+    /** order requests this process works on at once; more are answered 429 at once */
+    ordersInFlightMax: number;
+    /** express's `trust proxy`: which hops may name the client in X-Forwarded-For (false: none) */
+    trustProxy: boolean | number | string;
+  }>;
+  /** how long a sale path token lasts */
+  pathTokenTtlMs: number;
+  /** how long a product stays marked sold out in process before the gate is asked again */
+  soldOutFlagTtlMs: number;
   lockLeaseMs: number;
   productCacheMs: number;
   paymentTimeoutMs: number;
@@ -212,6 +254,24 @@ export const loadConfig = (env: NodeJS.ProcessEnv = process.env): Config => {
     logLevel: e.SECKILL_LOG_LEVEL,
     demoProduct: (e.SECKILL_DEMO_PRODUCT ?? (e.SECKILL_PROFILE === 'memory' ? 'true' : 'false')) === 'true',
     rateLimit: { points: e.SECKILL_RATE_LIMIT_POINTS, windowSeconds: e.SECKILL_RATE_LIMIT_WINDOW_SECONDS },
+    admission: {
+      address: {
+        points: e.SECKILL_ADDRESS_RATE_LIMIT_POINTS,
+        windowSeconds: e.SECKILL_ADDRESS_RATE_LIMIT_WINDOW_SECONDS,
+      },
+      write: {
+        points: e.SECKILL_WRITE_RATE_LIMIT_POINTS,
+        windowSeconds: e.SECKILL_WRITE_RATE_LIMIT_WINDOW_SECONDS,
+      },
+      read: {
+        points: e.SECKILL_READ_RATE_LIMIT_POINTS,
+        windowSeconds: e.SECKILL_READ_RATE_LIMIT_WINDOW_SECONDS,
+      },
+      ordersInFlightMax: e.SECKILL_ORDERS_IN_FLIGHT_MAX,
+      trustProxy: trustProxyOf(e.SECKILL_TRUST_PROXY),
+    },
+    pathTokenTtlMs: e.SECKILL_PATH_TOKEN_TTL_MS,
+    soldOutFlagTtlMs: e.SECKILL_SOLD_OUT_FLAG_TTL_MS,
     lockLeaseMs: e.SECKILL_LOCK_LEASE_MS,
     productCacheMs: e.SECKILL_PRODUCT_CACHE_MS,
     paymentTimeoutMs: e.SECKILL_PAYMENT_TIMEOUT_MS,

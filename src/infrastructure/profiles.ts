@@ -21,8 +21,11 @@ import {
   type OrderReadModel,
   OUTBOX,
   type Outbox,
-  RATE_LIMITER,
+  RATE_BUDGETS,
+  type RateBudgets,
   type RateLimiter,
+  SALE_PATHS,
+  type SalePaths,
   SCHEDULER,
   type Scheduler,
   SOLD_OUT_FLAGS,
@@ -41,7 +44,8 @@ import { MemoryOrderReadModel } from '../adapters/memory/memory-order-read-model
 import { MemoryOutbox } from '../adapters/memory/memory-outbox.js';
 import { MemoryRateLimiter } from '../adapters/memory/memory-rate-limiter.js';
 import { MemoryScheduler } from '../adapters/memory/memory-scheduler.js';
-import { MemorySoldOutFlags } from '../adapters/memory/memory-sold-out-flags.js';
+import { MemorySalePaths } from '../adapters/memory/memory-sale-paths.js';
+import { MemorySoldOutFlags, MemoryStockBackChannel } from '../adapters/memory/memory-sold-out-flags.js';
 import { MemoryStockGate } from '../adapters/memory/memory-stock-gate.js';
 import { MemoryUnitOfWork } from '../adapters/memory/memory-unit-of-work.js';
 import { AgendaScheduler } from '../adapters/scheduler/agenda-scheduler.js';
@@ -56,9 +60,10 @@ import { MySqlUnitOfWork } from '../adapters/mysql/mysql-unit-of-work.js';
 import { RedisHealthCheck } from '../adapters/redis/redis-health-check.js';
 import { RedisLock } from '../adapters/redis/redis-lock.js';
 import { RedisRateLimiter } from '../adapters/redis/redis-rate-limiter.js';
+import { RedisSalePaths } from '../adapters/redis/redis-sale-paths.js';
 import { RedisSoldOutFlags } from '../adapters/redis/redis-sold-out-flags.js';
 import { RedisStockGate } from '../adapters/redis/redis-stock-gate.js';
-import type { Config } from './config.js';
+import type { Budget, Config } from './config.js';
 import type { RealResources } from './real-resources.js';
 
 /**
@@ -72,6 +77,20 @@ export const MEMORY_DATABASE = Symbol.for('seckill.MemoryDatabase');
 export const PROFILE_PUBLISHER = Symbol.for('seckill.ProfilePublisher');
 /** The memory profile's message bus: its publisher, subscriber and consumer lag (tests wait on it to go idle). */
 export const MEMORY_BUS = Symbol.for('seckill.MemoryBus');
+
+/** The configured budgets, each made by the profile's limiter; a budget of 0 points is off (null). */
+const rateBudgets = (
+  config: Config,
+  make: (budget: Budget, name: keyof RateBudgets) => RateLimiter,
+): RateBudgets => {
+  const budget = (name: keyof RateBudgets, b: Budget) => (b.points > 0 ? make(b, name) : null);
+  return {
+    orderUser: budget('orderUser', config.rateLimit),
+    orderAddress: budget('orderAddress', config.admission.address),
+    write: budget('write', config.admission.write),
+    read: budget('read', config.admission.read),
+  };
+};
 
 /** The memory profile: every port in process, no servers. */
 export const bindMemoryProfile = (container: Container, config: Config): void => {
@@ -93,14 +112,30 @@ export const bindMemoryProfile = (container: Container, config: Config): void =>
     .toResolvedValue((db: MemoryDatabase) => new MemoryOutbox(db), [MEMORY_DATABASE]);
   container.bind<StockGate>(STOCK_GATE).toResolvedValue(() => new MemoryStockGate());
   container.bind<DuplicateRequestLock>(DUPLICATE_REQUEST_LOCK).toResolvedValue(() => new MemoryLock());
-  container.bind<SoldOutFlags>(SOLD_OUT_FLAGS).toResolvedValue(() => new MemorySoldOutFlags());
-  container.bind<RateLimiter>(RATE_LIMITER).toResolvedValue(
-    () =>
-      new MemoryRateLimiter({
-        points: config.rateLimit.points,
-        durationSeconds: config.rateLimit.windowSeconds,
+  // the marks and the path tokens keep time by the service's clock (a test moves it)
+  const nowMs = (clock: Clock) => () => Date.parse(clock.now());
+  container.bind<SoldOutFlags>(SOLD_OUT_FLAGS).toResolvedValue(
+    (clock: Clock) =>
+      new MemorySoldOutFlags(new MemoryStockBackChannel(), {
+        ttlMs: config.soldOutFlagTtlMs,
+        nowMs: nowMs(clock),
       }),
+    [CLOCK],
   );
+  container.bind<RateBudgets>(RATE_BUDGETS).toResolvedValue(() =>
+    rateBudgets(
+      config,
+      (budget, name) =>
+        new MemoryRateLimiter({
+          points: budget.points,
+          durationSeconds: budget.windowSeconds,
+          keyPrefix: name,
+        }),
+    ),
+  );
+  container
+    .bind<SalePaths>(SALE_PATHS)
+    .toResolvedValue((clock: Clock) => new MemorySalePaths(nowMs(clock)), [CLOCK]);
   container
     .bind<MemoryMessageBus>(MEMORY_BUS)
     .toResolvedValue(
@@ -133,15 +168,23 @@ export const bindRealProfile = (container: Container, config: Config, r: RealRes
     .toResolvedValue(() => new RedisLock(r.redis, r.redisSubscriber, { namespace: ns }));
   container
     .bind<SoldOutFlags>(SOLD_OUT_FLAGS)
-    .toResolvedValue(() => new RedisSoldOutFlags(r.redis, r.redisSubscriber, ns));
-  container.bind<RateLimiter>(RATE_LIMITER).toResolvedValue(
-    () =>
-      new RedisRateLimiter(r.redis, {
-        points: config.rateLimit.points,
-        durationSeconds: config.rateLimit.windowSeconds,
-        namespace: ns,
-      }),
+    .toResolvedValue(
+      () => new RedisSoldOutFlags(r.redis, r.redisSubscriber, ns, { ttlMs: config.soldOutFlagTtlMs }),
+    );
+  container.bind<RateBudgets>(RATE_BUDGETS).toResolvedValue(() =>
+    rateBudgets(
+      config,
+      (budget, name) =>
+        new RedisRateLimiter(r.redis, {
+          points: budget.points,
+          durationSeconds: budget.windowSeconds,
+          namespace: ns,
+          // the per-buyer order budget keeps the keys it has always had
+          ...(name === 'orderUser' ? {} : { budget: name }),
+        }),
+    ),
   );
+  container.bind<SalePaths>(SALE_PATHS).toResolvedValue(() => new RedisSalePaths(r.redis, ns));
   container.bind<MessagePublisher>(PROFILE_PUBLISHER).toConstantValue(r.publisher);
   container.bind<MessageSubscriber>(MESSAGE_SUBSCRIBER).toResolvedValue(
     (logger: Logger) =>

@@ -4,7 +4,10 @@ import {
 } from '../../src/adapters/memory/memory-sold-out-flags.js';
 import { soldOutFlagsContract } from './sold-out-flags.contract.js';
 
-soldOutFlagsContract('MemorySoldOutFlags', () => {
+soldOutFlagsContract('MemorySoldOutFlags', (marks) => {
   const channel = new MemoryStockBackChannel();
-  return Promise.resolve({ first: new MemorySoldOutFlags(channel), second: new MemorySoldOutFlags(channel) });
+  return Promise.resolve({
+    first: new MemorySoldOutFlags(channel, marks),
+    second: new MemorySoldOutFlags(channel, marks),
+  });
 });

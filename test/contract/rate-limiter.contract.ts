@@ -22,7 +22,7 @@ export const rateLimiterContract = (
 
     const consume = async (instance: RateLimiter, userId: string, times: number): Promise<boolean[]> => {
       const answers: boolean[] = [];
-      for (let i = 0; i < times; i += 1) answers.push(await instance.tryConsume(userId));
+      for (let i = 0; i < times; i += 1) answers.push((await instance.tryConsume(userId)).allowed);
       return answers;
     };
 
@@ -40,12 +40,26 @@ export const rateLimiterContract = (
     it('allows exactly `points` of many concurrent calls', async () => {
       const instance = await limiter({ points: 10, durationSeconds: 60 });
       const answers = await Promise.all(Array.from({ length: 50 }, () => instance.tryConsume('user-1')));
-      expect(countWhere(answers, (allowed) => allowed)).toBe(10);
+      expect(countWhere(answers, (decision) => decision.allowed)).toBe(10);
     });
 
     it('allows the user again in a later window', async () => {
       const instance = await limiter({ points: 1, durationSeconds: 1 });
       expect(await consume(instance, 'user-1', 2)).toEqual([true, false]);
-      await eventually(async () => expect(await instance.tryConsume('user-1')).toBe(true), 5_000, 100);
+      await eventually(
+        async () => expect((await instance.tryConsume('user-1')).allowed).toBe(true),
+        5_000,
+        100,
+      );
+    });
+
+    it('tells a refused caller when its window has room again', async () => {
+      const instance = await limiter({ points: 1, durationSeconds: 30 });
+      expect(await instance.tryConsume('user-1')).toEqual({ allowed: true });
+      const refused = await instance.tryConsume('user-1');
+      expect(refused.allowed).toBe(false);
+      if (refused.allowed) return;
+      expect(refused.retryAfterMs).toBeGreaterThan(25_000);
+      expect(refused.retryAfterMs).toBeLessThanOrEqual(30_000);
     });
   });

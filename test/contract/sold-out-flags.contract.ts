@@ -1,17 +1,22 @@
 import { describe, expect, it } from '@jest/globals';
-import type { SoldOutFlags } from '../../src/application/index.js';
+import type { SoldOutFlags, SoldOutMarkOptions } from '../../src/application/index.js';
 import { eventually, freshPerTest, type Teardown } from '../support/contract-helpers.js';
 
 /** Two instances sharing one stock-back channel, as two API processes sharing one Redis. */
 export type SoldOutFlagsFixture = Readonly<{ first: SoldOutFlags; second: SoldOutFlags }>;
 
+/** A clock the test moves by hand, for the marks' lifetime. */
+const MARK_TTL_MS = 2_000;
+let clockMs = 0;
+const marks: SoldOutMarkOptions = { ttlMs: MARK_TTL_MS, nowMs: () => clockMs };
+
 export const soldOutFlagsContract = (
   name: string,
-  make: () => Promise<SoldOutFlagsFixture>,
+  make: (marks: SoldOutMarkOptions) => Promise<SoldOutFlagsFixture>,
   teardown?: Teardown<SoldOutFlagsFixture>,
 ) =>
   describe(`SoldOutFlags contract: ${name}`, () => {
-    const flags = freshPerTest(make, teardown);
+    const flags = freshPerTest(() => make(marks), teardown);
 
     it('answers sold out only for a product marked sold out', () => {
       const { first } = flags();
@@ -52,5 +57,19 @@ export const soldOutFlagsContract = (
       await eventually(() => expect(second.isSoldOut(1)).toBe(false));
       second.markSoldOut(1);
       expect(second.isSoldOut(1)).toBe(true);
+    });
+
+    it('lets a mark lapse, so a missed "stock back" message costs a short while of refusals, not the sale', () => {
+      const { first } = flags();
+      clockMs = 1_000_000;
+      first.markSoldOut(1);
+      clockMs += MARK_TTL_MS - 1;
+      expect(first.isSoldOut(1)).toBe(true);
+      clockMs += 1;
+      expect(first.isSoldOut(1)).toBe(false);
+      // the gate, asked again, still finds it sold out: the product is marked for another while
+      first.markSoldOut(1);
+      clockMs += MARK_TTL_MS - 1;
+      expect(first.isSoldOut(1)).toBe(true);
     });
   });

@@ -3,6 +3,7 @@ import { loadConfig } from '../../src/infrastructure/config.js';
 import { createLogger } from '../../src/infrastructure/logger.js';
 import { SeckillService } from '../../src/infrastructure/service.js';
 import { runSimulation } from '../../src/client/simulate.js';
+import { ONE_MACHINE } from '../support/e2e-service.js';
 
 const BUYERS = 500;
 const STOCK = 50;
@@ -18,6 +19,7 @@ describe('seckill simulate against the memory profile', () => {
       SECKILL_LOG_LEVEL: 'silent',
       SECKILL_DEMO_PRODUCT: 'false',
       SECKILL_RATE_LIMIT_POINTS: '1000',
+      ...ONE_MACHINE,
     });
     service = await SeckillService.start(config, { http: true, worker: true }, createLogger('silent'));
   });

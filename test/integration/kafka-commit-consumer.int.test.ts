@@ -14,6 +14,7 @@ import { KafkaMessagePublisher } from '../../src/adapters/kafka/kafka-message-pu
 import { KafkaMessageSubscriber } from '../../src/adapters/kafka/kafka-message-subscriber.js';
 import { MemoryLock } from '../../src/adapters/memory/memory-lock.js';
 import { MemoryRateLimiter } from '../../src/adapters/memory/memory-rate-limiter.js';
+import { MemorySalePaths } from '../../src/adapters/memory/memory-sale-paths.js';
 import { MemorySoldOutFlags } from '../../src/adapters/memory/memory-sold-out-flags.js';
 import { MemoryStockGate } from '../../src/adapters/memory/memory-stock-gate.js';
 import { MySqlInventory } from '../../src/adapters/mysql/mysql-inventory.js';
@@ -86,7 +87,8 @@ describe('the commit consumer on Kafka while MariaDB goes away', () => {
     );
     const placeOrder = new PlaceOrder({
       catalog: new ProductCatalog(inventory, clock, 60_000),
-      rateLimiter: new MemoryRateLimiter({ points: 100, durationSeconds: 1 }),
+      budgets: { orderUser: new MemoryRateLimiter({ points: 100, durationSeconds: 1 }), orderAddress: null },
+      salePaths: new MemorySalePaths(),
       soldOut: new MemorySoldOutFlags(),
       lock: new MemoryLock(),
       gate,

@@ -9,6 +9,7 @@ import {
 import { MemoryLock } from '../../src/adapters/memory/memory-lock.js';
 import { MemoryMessageBus } from '../../src/adapters/memory/memory-message-bus.js';
 import { MemoryRateLimiter } from '../../src/adapters/memory/memory-rate-limiter.js';
+import { MemorySalePaths } from '../../src/adapters/memory/memory-sale-paths.js';
 import { MemorySoldOutFlags } from '../../src/adapters/memory/memory-sold-out-flags.js';
 import { MemoryStockGate } from '../../src/adapters/memory/memory-stock-gate.js';
 import { MySqlInventory } from '../../src/adapters/mysql/mysql-inventory.js';
@@ -74,7 +75,8 @@ describe('MariaDB that stops answering or goes down', () => {
     const inventory = new MySqlInventory(standaloneSession(orm, TIMEOUT_MS));
     return new PlaceOrder({
       catalog: new ProductCatalog(inventory, clock, 60_000),
-      rateLimiter: new MemoryRateLimiter({ points: 100, durationSeconds: 1 }),
+      budgets: { orderUser: new MemoryRateLimiter({ points: 100, durationSeconds: 1 }), orderAddress: null },
+      salePaths: new MemorySalePaths(),
       soldOut: new MemorySoldOutFlags(),
       lock: new MemoryLock(),
       gate,

@@ -4,6 +4,7 @@ import {
   type OrderView,
   type OutboxMessage,
   type PlaceOrderResult,
+  type RateBudgets,
   type RelayOptions,
   reservedMessageId,
 } from '../../src/application/index.js';
@@ -16,7 +17,11 @@ import { MemoryMessageBus } from '../../src/adapters/memory/memory-message-bus.j
 import { MemoryOrderReadModel } from '../../src/adapters/memory/memory-order-read-model.js';
 import { MemoryOutbox } from '../../src/adapters/memory/memory-outbox.js';
 import { MemoryRateLimiter } from '../../src/adapters/memory/memory-rate-limiter.js';
-import { MemorySoldOutFlags } from '../../src/adapters/memory/memory-sold-out-flags.js';
+import { MemorySalePaths } from '../../src/adapters/memory/memory-sale-paths.js';
+import {
+  MemorySoldOutFlags,
+  MemoryStockBackChannel,
+} from '../../src/adapters/memory/memory-sold-out-flags.js';
 import { MemoryStockGate } from '../../src/adapters/memory/memory-stock-gate.js';
 import { MemoryUnitOfWork } from '../../src/adapters/memory/memory-unit-of-work.js';
 import { compose, type CompositionConfig } from '../../src/infrastructure/compose.js';
@@ -80,11 +85,16 @@ export const buildApp = (options: HarnessOptions = {}) => {
   const memoryGate = new MemoryStockGate();
   const gate = new InstrumentedGate(memoryGate);
   const lock = new MemoryLock();
-  const soldOut = new MemorySoldOutFlags();
+  const soldOut = new MemorySoldOutFlags(new MemoryStockBackChannel(), {
+    ttlMs: 2_000,
+    nowMs: () => Date.parse(clock.now()),
+  });
   const rateLimiter = new MemoryRateLimiter({
     points: options.rateLimitPoints ?? 1_000,
     durationSeconds: 60,
   });
+  const budgets: RateBudgets = { orderUser: rateLimiter, orderAddress: null, write: null, read: null };
+  const salePaths = new MemorySalePaths(() => Date.parse(clock.now()));
   const bus = new MemoryMessageBus(logger, { batchSize: 200, retryDelayMs: 5 });
   const publisher = new SwitchablePublisher(bus);
   const relayOptions: RelayOptions = { ...defaultRelayOptions, ...options.relay };
@@ -114,7 +124,8 @@ export const buildApp = (options: HarnessOptions = {}) => {
       gate,
       lock,
       soldOut,
-      rateLimiter,
+      budgets,
+      salePaths,
       publisher,
       lag: bus,
       clock,
@@ -127,7 +138,7 @@ export const buildApp = (options: HarnessOptions = {}) => {
     config,
   );
   const { catalog, dispatcher, placeOrder, commit, compensate, releaseOrder, payOrder, relay } = app;
-  const { reconcile, audit, products } = app;
+  const { reconcile, audit, products, salePath } = app;
 
   let consumersStarted = false;
   const startConsumers = async (): Promise<void> => {
@@ -212,6 +223,8 @@ export const buildApp = (options: HarnessOptions = {}) => {
     lock,
     soldOut,
     rateLimiter,
+    salePaths,
+    salePath,
     bus,
     publisher,
     catalog,

@@ -1,4 +1,4 @@
-import type { DomainEvent, OrderStatus } from '../../src/domain/index.js';
+import { type DomainEvent, EVENT_SCHEMA_VERSIONS, type OrderStatus } from '../../src/domain/index.js';
 import type {
   EventEnvelope,
   NewOutboxMessage,
@@ -43,6 +43,7 @@ export const everyKindOfEvent = (orderId: string): DomainEvent[] => [
       stock: 1_000_000,
       perUserLimit: 2,
       maxPerOrder: 1,
+      requirePathToken: true,
       saleStartsAt: null,
       saleEndsAt: instant(3_600),
       listedAt: instant(-60),
@@ -111,7 +112,7 @@ export const wrap = (
     envelopes += 1;
     return {
       eventId: `00000000-0000-4000-8000-${String(envelopes).padStart(12, '0')}`,
-      schemaVersion: 1,
+      schemaVersion: EVENT_SCHEMA_VERSIONS[event.type],
       occurredAt: instant(envelopes % 1000),
       correlationId: 'corr-test',
       causationId: null,

@@ -5,6 +5,7 @@ import { type Roles, SeckillService } from '../../src/infrastructure/service.js'
 import { createTestDatabase, type TestDatabase } from './mysql-database.js';
 import { dropNamespace, freshNamespace } from './redis-contracts.js';
 import { startTestBroker, type TestBroker } from './kafka.js';
+import { ONE_MACHINE } from './e2e-service.js';
 
 export const TEST_SECRET = 'seckill-real-stack-test-secret-0123456789';
 
@@ -46,6 +47,7 @@ export const createRealStack = async (extraEnv: Record<string, string> = {}): Pr
     SECKILL_HOST: '127.0.0.1',
     PORT: '0',
     SECKILL_RATE_LIMIT_POINTS: '1000',
+    ...ONE_MACHINE,
     // agenda keeps a timer of half the lock lifetime per job run; short-lived test processes want it short
     SECKILL_SCHEDULER_LOCK_LIFETIME_MS: '4000',
     ...extraEnv,

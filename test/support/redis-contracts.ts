@@ -80,10 +80,10 @@ export const redisContracts = (label: string, url: () => string): void => {
   rateLimiterContract(`RedisRateLimiter (${label})`, (options) =>
     Promise.resolve(new RedisRateLimiter(client, { ...options, namespace: freshNamespace() })),
   );
-  soldOutFlagsContract(`RedisSoldOutFlags (${label})`, async () => {
+  soldOutFlagsContract(`RedisSoldOutFlags (${label})`, async (marks) => {
     const ns = freshNamespace();
-    const first = new RedisSoldOutFlags(client, subscriber(), ns);
-    const second = new RedisSoldOutFlags(client, subscriber(), ns);
+    const first = new RedisSoldOutFlags(client, subscriber(), ns, marks);
+    const second = new RedisSoldOutFlags(client, subscriber(), ns, marks);
     await Promise.all([first.ready, second.ready]);
     return { first, second };
   });

@@ -2,6 +2,7 @@ import express from 'express';
 import { AnswerRates } from './answer-rates.js';
 import type { HttpDependencies, RouteContext } from './dependencies.js';
 import { notFound, problemAnswers } from './error-mapping.js';
+import { InFlightBound } from './middleware/admission.js';
 import { requestTracker, trackRequests } from './middleware/tracking.js';
 import { mountOps } from './ops.js';
 import { adminRouter } from './routes/admin.js';
@@ -23,8 +24,14 @@ export const createHttpApp = (deps: HttpDependencies): express.Express => {
   app.disable('x-powered-by');
   app.set('etag', false);
   app.set('query parser', 'simple');
+  // req.ip: the socket's address, or the client an X-Forwarded-For names through trusted proxies only
+  app.set('trust proxy', deps.trustProxy);
 
-  const ctx: RouteContext = { ...deps, rates: new AnswerRates() };
+  const ctx: RouteContext = {
+    ...deps,
+    rates: new AnswerRates(),
+    inFlight: new InFlightBound(deps.ordersInFlightMax),
+  };
   const track = requestTracker(deps.ids, deps.observer);
 
   // the flood's route first, ahead of every middleware the other routes go through

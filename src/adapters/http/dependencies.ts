@@ -2,16 +2,19 @@ import type {
   AuditHistory,
   HealthCheck,
   IdGenerator,
+  IssueSalePath,
   Logger,
   ManageProducts,
   PayOrder,
   PlaceOrder,
   Queries,
+  RateBudgets,
   ReconcileStock,
   ReleaseOrder,
   SaleDashboard,
   WatchOrder,
 } from '../../application/index.js';
+import type { InFlightBound } from './middleware/admission.js';
 import type { AnswerRates } from './answer-rates.js';
 import type { JwtTokens } from './tokens.js';
 
@@ -31,7 +34,14 @@ export type HttpDependencies = Readonly<{
   audit: AuditHistory;
   queries: Queries;
   watchOrder: WatchOrder;
+  salePath: IssueSalePath;
   tokens: JwtTokens;
+  /** the budgets of DESIGN §3 (Admission), each null when off */
+  budgets: RateBudgets;
+  /** order requests this process works on at once (0: no bound) */
+  ordersInFlightMax: number;
+  /** express's `trust proxy`: which hops may name the client in X-Forwarded-For */
+  trustProxy: boolean | number | string;
   health: readonly HealthCheck[];
   observer: HttpObserver;
   logger: Logger;
@@ -45,4 +55,4 @@ export type HttpDependencies = Readonly<{
 
 /** What every route gets: the dependencies, and this process's order answer rates (counted by the order route,
  * shown by the dashboard's). */
-export type RouteContext = HttpDependencies & Readonly<{ rates: AnswerRates }>;
+export type RouteContext = HttpDependencies & Readonly<{ rates: AnswerRates; inFlight: InFlightBound }>;

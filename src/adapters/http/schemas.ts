@@ -6,6 +6,14 @@ const MAX_ID = 2_147_483_647;
 export const PlaceOrderBody = z.strictObject({
   productId: z.number().int().min(1).max(MAX_ID),
   quantity: z.number().int().min(1).max(10_000),
+  /** the sale path token, for a product that requires one */
+  pathToken: z
+    .string()
+    .regex(
+      /^[A-Za-z0-9_-]{16,64}$/,
+      'pathToken must be the token POST /api/v1/seckill/products/{id}/path gave',
+    )
+    .optional(),
 });
 
 const instant = z.iso.datetime({ offset: true }).transform((s) => new Date(s).toISOString());
@@ -18,6 +26,7 @@ export const ListProductBody = z
     maxPerOrder: z.number().int().min(1).max(10_000).optional(),
     saleStartsAt: instant.optional(),
     saleEndsAt: instant.optional(),
+    requirePathToken: z.boolean().optional(),
   })
   // the limits a listing leaves out are the domain's defaults
   .transform((b) => {
@@ -29,6 +38,7 @@ export const ListProductBody = z
       maxPerOrder,
       saleStartsAt: b.saleStartsAt ?? null,
       saleEndsAt: b.saleEndsAt ?? null,
+      requirePathToken: b.requirePathToken ?? false,
     };
   });
 

@@ -10,7 +10,12 @@ export class MemoryInventory implements Inventory {
 
   create(product: NewProduct): Promise<ProductRecord> {
     return this.session.write((tables) => {
-      const record: ProductRecord = { ...product, productId: tables.nextProductId(), version: 0 };
+      const record: ProductRecord = {
+        ...product,
+        requirePathToken: product.requirePathToken ?? false,
+        productId: tables.nextProductId(),
+        version: 0,
+      };
       tables.set('products', record.productId, record);
       return record;
     });

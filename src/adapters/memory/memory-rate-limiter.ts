@@ -1,19 +1,24 @@
 import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
-import type { RateLimiter } from '../../application/index.js';
+import { ALLOWED, type RateDecision, type RateLimiter } from '../../application/index.js';
 
 export class MemoryRateLimiter implements RateLimiter {
   private readonly limiter: RateLimiterMemory;
 
-  constructor(options: Readonly<{ points: number; durationSeconds: number }>) {
-    this.limiter = new RateLimiterMemory({ points: options.points, duration: options.durationSeconds });
+  constructor(options: Readonly<{ points: number; durationSeconds: number; keyPrefix?: string }>) {
+    this.limiter = new RateLimiterMemory({
+      points: options.points,
+      duration: options.durationSeconds,
+      keyPrefix: options.keyPrefix ?? 'rate',
+    });
   }
 
-  async tryConsume(userId: string): Promise<boolean> {
+  async tryConsume(key: string): Promise<RateDecision> {
     try {
-      await this.limiter.consume(userId);
-      return true;
+      await this.limiter.consume(key);
+      return ALLOWED;
     } catch (rejection) {
-      if (rejection instanceof RateLimiterRes) return false;
+      if (rejection instanceof RateLimiterRes)
+        return { allowed: false, retryAfterMs: rejection.msBeforeNext };
       throw rejection;
     }
   }

@@ -12,6 +12,7 @@ type ProductRecordRow = Readonly<{
   max_per_order: number;
   sale_starts_at: string | Date | null;
   sale_ends_at: string | Date | null;
+  require_path_token: number | boolean;
 }>;
 
 const fromRow = (row: ProductRecordRow): ProductRecord => ({
@@ -23,6 +24,7 @@ const fromRow = (row: ProductRecordRow): ProductRecord => ({
   maxPerOrder: row.max_per_order,
   saleStartsAt: row.sale_starts_at === null ? null : fromDateTime(row.sale_starts_at),
   saleEndsAt: row.sale_ends_at === null ? null : fromDateTime(row.sale_ends_at),
+  requirePathToken: Boolean(row.require_path_token),
 });
 
 const toRecord = (row: ProductRow): ProductRecord => ({
@@ -34,6 +36,7 @@ const toRecord = (row: ProductRow): ProductRecord => ({
   maxPerOrder: row.maxPerOrder,
   saleStartsAt: row.saleStartsAt?.toISOString() ?? null,
   saleEndsAt: row.saleEndsAt?.toISOString() ?? null,
+  requirePathToken: Boolean(row.requirePathToken),
 });
 
 /** The optimistic-lock decrement, a prepared statement: 1 row or none. */
@@ -59,6 +62,7 @@ export class MySqlInventory implements Inventory {
         maxPerOrder: product.maxPerOrder,
         saleStartsAt: product.saleStartsAt === null ? null : new Date(product.saleStartsAt),
         saleEndsAt: product.saleEndsAt === null ? null : new Date(product.saleEndsAt),
+        requirePathToken: product.requirePathToken ?? false,
       };
       const id = await em.insert<ProductRow>(ProductSchema, row);
       return toRecord({ ...row, id: Number(id) });
@@ -68,7 +72,7 @@ export class MySqlInventory implements Inventory {
   get(productId: number): Promise<ProductRecord | null> {
     return this.session.run('read product', async ({ sql }) => {
       const [row] = await sql.execute<ProductRecordRow[]>(
-        'SELECT id, name, stock, version, per_user_limit, max_per_order, sale_starts_at, sale_ends_at FROM product WHERE id = ?',
+        'SELECT id, name, stock, version, per_user_limit, max_per_order, sale_starts_at, sale_ends_at, require_path_token FROM product WHERE id = ?',
         [productId],
       );
       return row ? fromRow(row) : null;

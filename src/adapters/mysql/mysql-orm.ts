@@ -3,6 +3,7 @@ import { Migrator } from '@mikro-orm/migrations';
 import { ENTITIES } from './mysql-schema.js';
 import { Migration20261202000000 } from './migrations/Migration20261202000000.js';
 import { Migration20261203000000 } from './migrations/Migration20261203000000.js';
+import { Migration20261204000000 } from './migrations/Migration20261204000000.js';
 
 export type MySqlOptions = Readonly<{
   /** mysql://user:password@host:port/database */
@@ -20,6 +21,7 @@ export type MySqlOptions = Readonly<{
 export const MIGRATIONS = [
   { name: 'Migration20261202000000', class: Migration20261202000000 },
   { name: 'Migration20261203000000', class: Migration20261203000000 },
+  { name: 'Migration20261204000000', class: Migration20261204000000 },
 ];
 
 /** Opens MikroORM on MariaDB/MySQL. The database named in the URL is created when it does not exist. */

@@ -27,6 +27,7 @@ export type ProductRow = {
   maxPerOrder: number;
   saleStartsAt: Date | null;
   saleEndsAt: Date | null;
+  requirePathToken: boolean;
 };
 
 export type OrderRow = {
@@ -88,6 +89,7 @@ export const ProductSchema = new EntitySchema<ProductRow>({
     maxPerOrder: { type: 'integer' },
     saleStartsAt: { ...instant, nullable: true },
     saleEndsAt: { ...instant, nullable: true },
+    requirePathToken: { type: 'boolean', default: false },
   },
 });
 

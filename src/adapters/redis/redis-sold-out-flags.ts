@@ -1,12 +1,18 @@
-import type { SoldOutFlags } from '../../application/index.js';
+import {
+  DEFAULT_SOLD_OUT_MARK,
+  type SoldOutFlags,
+  SoldOutMarks,
+  type SoldOutMarkOptions,
+} from '../../application/index.js';
 import { guarded, type RedisClient } from './redis-connection.js';
 
 /**
  * Sold-out marks kept in process, so the flood after the last unit never reaches Redis; a "stock back"
- * message on Redis pub/sub clears them on every instance.
+ * message on Redis pub/sub clears them on every instance, and a mark lapses on its own after a short while
+ * in case that message was missed.
  */
 export class RedisSoldOutFlags implements SoldOutFlags {
-  private readonly soldOut = new Set<number>();
+  private readonly soldOut: SoldOutMarks;
   private readonly channel: string;
   readonly ready: Promise<unknown>;
 
@@ -14,7 +20,9 @@ export class RedisSoldOutFlags implements SoldOutFlags {
     private readonly publisher: RedisClient,
     subscriber: RedisClient,
     namespace = '',
+    marks: SoldOutMarkOptions = DEFAULT_SOLD_OUT_MARK,
   ) {
+    this.soldOut = new SoldOutMarks(marks.ttlMs, marks.nowMs);
     this.channel = `${namespace}seckill:stock-back`;
     subscriber.on('message', (channel: string, message: string) => {
       if (channel === this.channel) this.soldOut.delete(Number(message));

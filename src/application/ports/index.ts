@@ -13,3 +13,4 @@ export * from './runtime.port.js';
 export * from './scheduler.port.js';
 export * from './consumer-lag.port.js';
 export * from './projection.port.js';
+export * from './sale-path.port.js';

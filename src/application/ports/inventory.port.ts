@@ -7,9 +7,13 @@ export type ProductRecord = Readonly<{
   maxPerOrder: number;
   saleStartsAt: string | null;
   saleEndsAt: string | null;
+  /** orders must carry a sale path token */
+  requirePathToken: boolean;
 }>;
 
-export type NewProduct = Omit<ProductRecord, 'productId' | 'version'>;
+/** A listing may leave the path token out: orders then need none. */
+export type NewProduct = Omit<ProductRecord, 'productId' | 'version' | 'requirePathToken'> &
+  Readonly<{ requirePathToken?: boolean | undefined }>;
 
 /** MySQL's view of stock: it has the final word on what is sold. */
 export interface Inventory {

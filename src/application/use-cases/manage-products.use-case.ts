@@ -19,6 +19,8 @@ export type ListProductInput = Readonly<{
   maxPerOrder: number;
   saleStartsAt: string | null;
   saleEndsAt: string | null;
+  /** absent: orders need no sale path token */
+  requirePathToken?: boolean | undefined;
 }>;
 
 export type ProductAnswer = ProductRecord & Readonly<{ gate: 'WARMED' | 'ALREADY_LIVE' | 'NOT_LOADED' }>;
@@ -41,7 +43,8 @@ export class ManageProducts {
     this.products = productCommands(deps.ids);
   }
 
-  async list(input: ListProductInput, correlationId: string): Promise<ProductAnswer> {
+  async list(listing: ListProductInput, correlationId: string): Promise<ProductAnswer> {
+    const input = { ...listing, requirePathToken: listing.requirePathToken ?? false };
     const now = this.deps.clock.now();
     const context: EventContext = { occurredAt: now, correlationId, causationId: correlationId };
     const product = await this.deps.unitOfWork.run(async (stores) => {

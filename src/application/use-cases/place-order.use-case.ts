@@ -14,7 +14,10 @@ import {
   type Logger,
   type Metrics,
   orderLockKey,
-  type RateLimiter,
+  type RateBudgets,
+  type RateDecision,
+  type SalePathRedemption,
+  type SalePaths,
   type SoldOutFlags,
   type StockGate,
   type UnitOfWork,
@@ -25,6 +28,10 @@ export type PlaceOrderCommand = Readonly<{
   productId: number;
   quantity: number;
   correlationId: string;
+  /** the address the request came from, for the per-address budget */
+  clientAddress?: string | undefined;
+  /** the sale path token, for a product that requires one */
+  pathToken?: string | undefined;
 }>;
 
 export type OrderRejectionCode =
@@ -33,21 +40,31 @@ export type OrderRejectionCode =
   | 'SALE_NOT_ACTIVE'
   | 'DUPLICATE_REQUEST'
   | 'RATE_LIMITED'
-  | 'PRODUCT_NOT_FOUND';
+  | 'PRODUCT_NOT_FOUND'
+  | 'PATH_TOKEN_REQUIRED'
+  | 'PATH_TOKEN_INVALID';
 
 export type PlaceOrderResult =
   | Readonly<{ ok: true; orderId: string; status: 'RESERVED' }>
-  | Readonly<{ ok: false; code: OrderRejectionCode; detail: string }>;
+  | Readonly<{ ok: false; code: OrderRejectionCode; detail: string; retryAfterMs?: number }>;
 
-const rejected = (code: OrderRejectionCode, detail: string): PlaceOrderResult => ({
-  ok: false,
-  code,
-  detail,
-});
+const rejected = (code: OrderRejectionCode, detail: string, retryAfterMs?: number): PlaceOrderResult =>
+  retryAfterMs === undefined ? { ok: false, code, detail } : { ok: false, code, detail, retryAfterMs };
+
+const ALLOWED_HERE: Promise<RateDecision> = Promise.resolve({ allowed: true });
+const NO_TOKEN_ASKED: Promise<SalePathRedemption | null> = Promise.resolve(null);
+
+const PATH_TOKEN_REFUSALS: Readonly<Record<Exclude<SalePathRedemption, 'REDEEMED'>, string>> = {
+  UNKNOWN:
+    'the path token is unknown, used or expired: ask POST /api/v1/seckill/products/{id}/path for a new one',
+  NOT_YOURS: 'the path token was issued to another buyer',
+};
 
 export type PlaceOrderDeps = Readonly<{
   catalog: ProductCatalog;
-  rateLimiter: RateLimiter;
+  /** the budgets asked on the order path: per buyer and per client address (null: off) */
+  budgets: Pick<RateBudgets, 'orderUser' | 'orderAddress'>;
+  salePaths: SalePaths;
   soldOut: SoldOutFlags;
   lock: DuplicateRequestLock;
   gate: StockGate;
@@ -97,7 +114,12 @@ export class PlaceOrder {
     if (!terms) return rejected('PRODUCT_NOT_FOUND', `product ${cmd.productId} does not exist`);
     const rule = purchaseRejection(terms, cmd.quantity, clock.now());
     if (rule) return rejected(rule.code, rule.detail);
-    const handle = await this.admit(cmd);
+    if (terms.requirePathToken && cmd.pathToken === undefined)
+      return rejected(
+        'PATH_TOKEN_REQUIRED',
+        `product ${cmd.productId} takes orders with a path token: POST /api/v1/seckill/products/${cmd.productId}/path`,
+      );
+    const handle = await this.admit(cmd, terms.requirePathToken);
     if (!handle.ok) return handle.rejection;
     try {
       return await this.reserve(cmd, terms.perUserLimit);
@@ -107,32 +129,67 @@ export class PlaceOrder {
   }
 
   /**
-   * The buyer's allowance and the duplicate-request lock, asked at once: the two calls leave for Redis
-   * together (one round trip). A buyer over the allowance gets RATE_LIMITED, and a lock taken meanwhile is
-   * given back; a buyer within it whose lock is held by another request gets DUPLICATE_REQUEST.
+   * The client address's and the buyer's budgets, the sale path token and the duplicate-request lock, asked
+   * at once: the calls leave for Redis together (one round trip). Over a budget: RATE_LIMITED, and a lock
+   * taken meanwhile is given back. A token that is not this buyer's, unknown, used or expired:
+   * PATH_TOKEN_INVALID. A lock held by another request of the buyer: DUPLICATE_REQUEST. A token is used up
+   * by the request that carried it, whatever its answer: the buyer asks for another.
    */
   private async admit(
     cmd: PlaceOrderCommand,
+    requirePathToken: boolean,
   ): Promise<
     Readonly<{ ok: true; lock: LockHandle }> | Readonly<{ ok: false; rejection: PlaceOrderResult }>
   > {
-    const locking = this.deps.lock.tryLock(orderLockKey(cmd.userId, cmd.productId), {
-      waitMs: 0,
-      leaseMs: this.deps.lockLeaseMs,
-    });
-    const [allowed, lock] = await Promise.allSettled([this.deps.rateLimiter.tryConsume(cmd.userId), locking]);
-    if (allowed.status === 'rejected' || !allowed.value) {
+    const { budgets, salePaths, lock: locks, lockLeaseMs } = this.deps;
+    const [address, user, path, lock] = await Promise.allSettled([
+      budgets.orderAddress && cmd.clientAddress !== undefined
+        ? budgets.orderAddress.tryConsume(cmd.clientAddress)
+        : ALLOWED_HERE,
+      budgets.orderUser ? budgets.orderUser.tryConsume(cmd.userId) : ALLOWED_HERE,
+      requirePathToken && cmd.pathToken !== undefined
+        ? salePaths.redeem(cmd.pathToken, cmd.userId, cmd.productId)
+        : NO_TOKEN_ASKED,
+      locks.tryLock(orderLockKey(cmd.userId, cmd.productId), { waitMs: 0, leaseMs: lockLeaseMs }),
+    ]);
+    const refusal = this.refusal(address, user, path, lock);
+    if (refusal) {
       if (lock.status === 'fulfilled' && lock.value) await this.release(lock.value);
-      if (allowed.status === 'rejected') throw allowed.reason;
-      return { ok: false, rejection: rejected('RATE_LIMITED', 'too many requests, slow down') };
+      if (refusal instanceof Error) throw refusal;
+      return { ok: false, rejection: refusal };
     }
     if (lock.status === 'rejected') throw lock.reason;
     if (!lock.value)
       return {
         ok: false,
-        rejection: rejected('DUPLICATE_REQUEST', 'an order for this product is already being placed'),
+        rejection: rejected('DUPLICATE_REQUEST', 'an order for this product is already being placed', 1_000),
       };
     return { ok: true, lock: lock.value };
+  }
+
+  /** What turns the request away before the lock is looked at: a fault, a budget, then the path token. */
+  private refusal(
+    address: PromiseSettledResult<RateDecision>,
+    user: PromiseSettledResult<RateDecision>,
+    path: PromiseSettledResult<SalePathRedemption | null>,
+    lock: PromiseSettledResult<LockHandle | null>,
+  ): PlaceOrderResult | Error | null {
+    for (const settled of [address, user, path, lock])
+      if (settled.status === 'rejected')
+        return settled.reason instanceof Error ? settled.reason : new Error(String(settled.reason));
+    const byAddress = (address as PromiseFulfilledResult<RateDecision>).value;
+    if (!byAddress.allowed)
+      return rejected(
+        'RATE_LIMITED',
+        'too many order requests from this address, slow down',
+        byAddress.retryAfterMs,
+      );
+    const byUser = (user as PromiseFulfilledResult<RateDecision>).value;
+    if (!byUser.allowed) return rejected('RATE_LIMITED', 'too many requests, slow down', byUser.retryAfterMs);
+    const redemption = (path as PromiseFulfilledResult<SalePathRedemption | null>).value;
+    if (redemption !== null && redemption !== 'REDEEMED')
+      return rejected('PATH_TOKEN_INVALID', PATH_TOKEN_REFUSALS[redemption]);
+    return null;
   }
 
   private async release(lock: LockHandle): Promise<void> {

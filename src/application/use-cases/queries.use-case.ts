@@ -9,6 +9,8 @@ export type ProductView = Readonly<{
   saleEndsAt: string | null;
   perUserLimit: number;
   maxPerOrder: number;
+  /** orders must carry a sale path token (POST /api/v1/seckill/products/{id}/path) */
+  requirePathToken: boolean;
 }>;
 
 export class Queries {
@@ -30,7 +32,7 @@ export class Queries {
     const record = await this.inventory.get(productId);
     if (!record) throw new ProductNotListed(productId);
     const gateStock = await this.gate.stockLeft(productId);
-    const { name, saleStartsAt, saleEndsAt, perUserLimit, maxPerOrder } = record;
+    const { name, saleStartsAt, saleEndsAt, perUserLimit, maxPerOrder, requirePathToken } = record;
     return {
       productId,
       name,
@@ -39,6 +41,7 @@ export class Queries {
       saleEndsAt,
       perUserLimit,
       maxPerOrder,
+      requirePathToken,
     };
   }
 }

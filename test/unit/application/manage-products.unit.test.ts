@@ -21,11 +21,20 @@ describe('ManageProducts', () => {
 
       const answer = await app.products.list(terms, 'list-1');
 
-      expect(answer).toEqual({ ...terms, productId: 1, version: 0, gate: 'WARMED' });
+      expect(answer).toEqual({
+        ...terms,
+        requirePathToken: false,
+        productId: 1,
+        version: 0,
+        gate: 'WARMED',
+      });
       expect(await app.mysqlStock(1)).toBe(25);
       expect(await app.gate.stockLeft(1)).toBe(25);
       expect(await app.streamEvents(productStreamId(1))).toEqual([
-        { type: 'ProductListed', data: { ...terms, productId: 1, listedAt: SALE_OPENS } },
+        {
+          type: 'ProductListed',
+          data: { ...terms, requirePathToken: false, productId: 1, listedAt: SALE_OPENS },
+        },
       ]);
       expect(await app.buy('alice', 1)).toMatchObject({ ok: true });
       expect((await app.products.list({ ...terms, stock: 3 }, 'list-2')).productId).toBe(2);

@@ -115,6 +115,96 @@ describe('PlaceOrder', () => {
     });
   });
 
+  describe('sale path tokens', () => {
+    const pathFor = async (userId: string, productId: number): Promise<string> => {
+      const issued = await app.salePath.execute(userId, productId);
+      if (!issued.ok) throw new Error(`no path for ${userId}: ${issued.code}`);
+      return issued.grant.pathToken;
+    };
+    const buyWith = (userId: string, productId: number, pathToken?: string) =>
+      app.placeOrder.execute({ userId, productId, quantity: 1, correlationId: `corr-${userId}`, pathToken });
+
+    it("takes an order with the buyer's token for the product once, and refuses it again", async () => {
+      const { listProduct, writes } = await start({ consumers: false });
+      const productId = await listProduct({ requirePathToken: true });
+      const token = await pathFor('alice', productId);
+
+      expect(await buyWith('alice', productId, token)).toMatchObject({ ok: true, status: 'RESERVED' });
+      const before = writes();
+      expect(await buyWith('alice', productId, token)).toMatchObject({
+        ok: false,
+        code: 'PATH_TOKEN_INVALID',
+      });
+      expect(writes()).toEqual(before);
+    });
+
+    it("refuses an order without a token, with another buyer's, another product's or an expired one, writing nothing", async () => {
+      const { listProduct, writes, clock, gate } = await start({ consumers: false });
+      const productId = await listProduct({ requirePathToken: true });
+      const otherProduct = await listProduct({ requirePathToken: true });
+      const bobs = await pathFor('bob', productId);
+      const forOther = await pathFor('alice', otherProduct);
+      const expiring = await pathFor('alice', productId);
+      clock.advance(60_000);
+      const before = writes();
+
+      expect(await buyWith('alice', productId)).toMatchObject({ ok: false, code: 'PATH_TOKEN_REQUIRED' });
+      expect(await buyWith('alice', productId, bobs)).toMatchObject({
+        ok: false,
+        code: 'PATH_TOKEN_INVALID',
+      });
+      expect(await buyWith('alice', productId, forOther)).toMatchObject({
+        ok: false,
+        code: 'PATH_TOKEN_INVALID',
+      });
+      expect(await buyWith('alice', productId, expiring)).toMatchObject({
+        ok: false,
+        code: 'PATH_TOKEN_INVALID',
+      });
+      expect(writes()).toEqual(before);
+      expect(await gate.stockLeft(productId)).toBe(10);
+    });
+
+    it('gives no token before the sale opens, nor for a product that does not exist', async () => {
+      const { listProduct } = await start({ consumers: false });
+      const productId = await listProduct({
+        saleStartsAt: new Date(Date.parse(SALE_OPENS) + MINUTE).toISOString(),
+      });
+
+      expect(await app.salePath.execute('alice', productId)).toMatchObject({
+        ok: false,
+        code: 'SALE_NOT_ACTIVE',
+      });
+      expect(await app.salePath.execute('alice', 999)).toMatchObject({
+        ok: false,
+        code: 'PRODUCT_NOT_FOUND',
+      });
+    });
+
+    it('lets a product without the requirement take orders with or without a token', async () => {
+      const { listProduct } = await start({ consumers: false });
+      const productId = await listProduct();
+
+      expect(await buyWith('alice', productId)).toMatchObject({ ok: true });
+    });
+  });
+
+  describe('a sold-out mark', () => {
+    it('lapses, so stock that came back without its "stock back" message is sold again', async () => {
+      const { listProduct, buy, gate, clock } = await start({ consumers: false });
+      const productId = await listProduct({ stock: 1 });
+      expect((await buy('alice', productId)).ok).toBe(true);
+      expect(await buy('bob', productId)).toMatchObject({ ok: false, code: 'SOLD_OUT' });
+      // a unit comes back to the gate, and the message that would clear the mark is lost
+      await gate.adjust(productId, 1);
+      expect(await buy('carol', productId)).toMatchObject({ ok: false, code: 'SOLD_OUT' });
+
+      clock.advance(2_000);
+
+      expect(await buy('carol', productId)).toMatchObject({ ok: true });
+    });
+  });
+
   describe('a rejected order writes nothing', () => {
     it('RATE_LIMITED once the buyer has used up the allowance, other buyers unaffected', async () => {
       const { listProduct, buy, writes } = await start({ rateLimitPoints: 1 });
@@ -126,6 +216,7 @@ describe('PlaceOrder', () => {
       const second = await buy('alice', other);
 
       expect(second).toMatchObject({ ok: false, code: 'RATE_LIMITED' });
+      expect((second as { retryAfterMs: number }).retryAfterMs).toBeGreaterThan(0);
       expect(writes()).toEqual(before);
       expect((await buy('bob', productId)).ok).toBe(true);
     });

@@ -54,6 +54,7 @@ export const productListed = (data: Partial<ProductListed['data']> = {}): Produc
     maxPerOrder: 2,
     saleStartsAt: '2030-05-01T09:00:00.000Z',
     saleEndsAt: '2030-05-01T12:00:00.000Z',
+    requirePathToken: false,
     listedAt,
     ...data,
   },

@@ -1,5 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import {
+  MAX_STOCK,
   decideProduct,
   evolveProduct,
   initialProductState,
@@ -32,6 +33,7 @@ const list = (terms: Partial<Omit<ListProduct, 'type' | 'productId' | 'now'>> = 
   maxPerOrder: 2,
   saleStartsAt: '2030-05-01T09:00:00.000Z',
   saleEndsAt: '2030-05-01T12:00:00.000Z',
+  requirePathToken: false,
   now,
   ...terms,
 });
@@ -142,6 +144,19 @@ describe('Product decider', () => {
 
       expect(error.field).toBe('quantity');
     });
+
+    it("refuses a restock that would take the product past MySQL's INT, and takes one that reaches it", () => {
+      const listed = productListed({ stock: MAX_STOCK - 10 });
+      given([listed, stockAdded({ quantity: 5 })])
+        .when({ type: 'AddStock', productId, quantity: 5, now })
+        .then([{ type: 'StockAdded', data: { productId, quantity: 5, addedAt: now } }]);
+      const error = given([listed, stockAdded({ quantity: 5 })])
+        .when({ type: 'AddStock', productId, quantity: 6, now })
+        .thenThrows(InvalidProductTerms);
+
+      expect(error.field).toBe('quantity');
+      expect(error.message).toContain(String(MAX_STOCK));
+    });
   });
 
   describe('RecordReconciliation', () => {
@@ -192,6 +207,7 @@ describe('Product evolve', () => {
       maxPerOrder: 2,
       saleStartsAt: '2030-05-01T09:00:00.000Z',
       saleEndsAt: '2030-05-01T12:00:00.000Z',
+      requirePathToken: false,
       listedStock: 10,
       addedStock: 8,
     });

@@ -18,6 +18,7 @@ const terms = (overrides: Partial<ProductTerms> = {}): ProductTerms => ({
   maxPerOrder: 2,
   saleStartsAt,
   saleEndsAt,
+  requirePathToken: false,
   ...overrides,
 });
 

@@ -1,6 +1,7 @@
 import express from 'express';
 import type { OrderView } from '../../../application/index.js';
 import type { RouteContext } from '../dependencies.js';
+import { budget } from '../middleware/admission.js';
 import { authenticate, principalOf } from '../middleware/auth.js';
 import { parse } from '../middleware/input.js';
 import { locals } from '../middleware/tracking.js';
@@ -18,14 +19,16 @@ const orderBody = (o: OrderView) => ({
 export const ordersRouter = (ctx: RouteContext): express.Router => {
   const router = express.Router();
   const user = authenticate(ctx.tokens);
+  const reads = budget(ctx.budgets.read, 'reads');
+  const writes = budget(ctx.budgets.write, 'payments and cancellations');
 
-  router.get('/orders/:orderId', user, async (req, res) => {
+  router.get('/orders/:orderId', user, reads, async (req, res) => {
     const orderId = parse(OrderIdParam, req.params['orderId'], 'orderId');
     res.json(orderBody(await ctx.queries.order(principalOf(res).userId, orderId)));
   });
 
   // Server-sent events: the order as it stands, then each status change, until it is paid or released.
-  router.get('/orders/:orderId/events', user, async (req, res) => {
+  router.get('/orders/:orderId/events', user, reads, async (req, res) => {
     const orderId = parse(OrderIdParam, req.params['orderId'], 'orderId');
     // an unknown order, or another buyer's, is a 404 problem before the stream starts
     const first = await ctx.queries.order(principalOf(res).userId, orderId);
@@ -50,14 +53,14 @@ export const ordersRouter = (ctx: RouteContext): express.Router => {
     }
   });
 
-  router.post('/orders/:orderId/payment', user, async (req, res) => {
+  router.post('/orders/:orderId/payment', user, writes, async (req, res) => {
     const orderId = parse(OrderIdParam, req.params['orderId'], 'orderId');
     res.json(
       orderBody(await ctx.payOrder.execute(principalOf(res).userId, orderId, locals(res).correlationId)),
     );
   });
 
-  router.post('/orders/:orderId/cancel', user, async (req, res) => {
+  router.post('/orders/:orderId/cancel', user, writes, async (req, res) => {
     const orderId = parse(OrderIdParam, req.params['orderId'], 'orderId');
     res.json(
       orderBody(await ctx.releaseOrder.cancel(principalOf(res).userId, orderId, locals(res).correlationId)),

@@ -1,5 +1,6 @@
-import type { RequestHandler, Response } from 'express';
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { RouteContext } from '../dependencies.js';
+import { AT_CAPACITY, retryAfterSeconds } from '../middleware/admission.js';
 import { isJson, NOT_JSON, readBody, validationProblem } from '../middleware/input.js';
 import { locals, type Track } from '../middleware/tracking.js';
 import { type Problem, sendProblem } from '../problem.js';
@@ -15,6 +16,8 @@ const REJECTION_STATUS = {
   DUPLICATE_REQUEST: 429,
   RATE_LIMITED: 429,
   PRODUCT_NOT_FOUND: 404,
+  PATH_TOKEN_REQUIRED: 403,
+  PATH_TOKEN_INVALID: 403,
 } as const;
 
 /**
@@ -34,6 +37,7 @@ const sendAccepted = (res: Response, orderId: string): void => {
  * `POST /api/v1/seckill/orders`, the flood's route, in one handler: no chain of middlewares, and a rejection
  * (the answer most buyers get) is written directly rather than thrown through express's error handling. It
  * tracks itself and counts its answers (metrics and the dashboard's rates); mount it ahead of everything else.
+ * A process already working on as many orders as it may answers 429 before reading anything.
  */
 export const placeOrderRoute =
   (ctx: RouteContext, track: Track): RequestHandler =>
@@ -41,39 +45,67 @@ export const placeOrderRoute =
     track(req, res, ORDER_ROUTE);
     const instance = req.originalUrl.slice(0, 200);
     const refused = (problem: Problem) => sendProblem(res, problem, instance);
-    let principal: Principal;
+    if (!ctx.inFlight.enter()) {
+      ctx.observer.orderAnswer('RATE_LIMITED');
+      refused(AT_CAPACITY);
+      return;
+    }
     try {
-      principal = ctx.tokens.verifySync(req.headers.authorization);
-    } catch (error) {
-      next(error);
-      return;
+      await placeOrder(ctx, req, res, next, refused);
+    } finally {
+      ctx.inFlight.leave();
     }
-    if (!isJson(req)) {
-      refused(NOT_JSON);
-      return;
-    }
-    const unreadable = await readBody(req, res);
-    if (unreadable) {
-      next(unreadable.error);
-      return;
-    }
-    const body = PlaceOrderBody.safeParse(req.body);
-    if (!body.success) {
-      refused(validationProblem(body.error, 'body'));
-      return;
-    }
-    const result = await ctx.placeOrder.execute({
-      userId: principal.userId,
-      productId: body.data.productId,
-      quantity: body.data.quantity,
-      correlationId: locals(res).correlationId,
-    });
-    ctx.rates.mark(result.ok);
-    if (result.ok) {
-      ctx.observer.orderAnswer('RESERVED');
-      sendAccepted(res, result.orderId);
-      return;
-    }
-    ctx.observer.orderAnswer(result.code);
-    refused({ status: REJECTION_STATUS[result.code], code: result.code, detail: result.detail });
   };
+
+const placeOrder = async (
+  ctx: RouteContext,
+  req: Request,
+  res: Response,
+  next: NextFunction,
+  refused: (problem: Problem) => void,
+): Promise<void> => {
+  let principal: Principal;
+  try {
+    principal = ctx.tokens.verifySync(req.headers.authorization);
+  } catch (error) {
+    next(error);
+    return;
+  }
+  if (!isJson(req)) {
+    refused(NOT_JSON);
+    return;
+  }
+  const unreadable = await readBody(req, res);
+  if (unreadable) {
+    next(unreadable.error);
+    return;
+  }
+  const body = PlaceOrderBody.safeParse(req.body);
+  if (!body.success) {
+    refused(validationProblem(body.error, 'body'));
+    return;
+  }
+  const result = await ctx.placeOrder.execute({
+    userId: principal.userId,
+    productId: body.data.productId,
+    quantity: body.data.quantity,
+    correlationId: locals(res).correlationId,
+    clientAddress: req.ip,
+    pathToken: body.data.pathToken,
+  });
+  ctx.rates.mark(result.ok);
+  if (result.ok) {
+    ctx.observer.orderAnswer('RESERVED');
+    sendAccepted(res, result.orderId);
+    return;
+  }
+  ctx.observer.orderAnswer(result.code);
+  refused({
+    status: REJECTION_STATUS[result.code],
+    code: result.code,
+    detail: result.detail,
+    ...(result.retryAfterMs === undefined
+      ? {}
+      : { headers: { 'Retry-After': retryAfterSeconds(result.retryAfterMs) } }),
+  });
+};
