@@ -1,3 +1,4 @@
+import { request as httpRequest } from 'node:http';
 import { JwtTokens } from '../../src/adapters/http/tokens.js';
 import { loadConfig } from '../../src/infrastructure/config.js';
 import { createLogger } from '../../src/infrastructure/logger.js';
@@ -95,3 +96,44 @@ export const inParallel = async <T>(
   await Promise.all(lanes);
   return results;
 };
+
+/**
+ * One request from another local address (Linux answers every 127.x address on the loopback device): a
+ * buyer on another machine, as far as the service can tell without a proxy.
+ */
+export const requestFrom = (
+  localAddress: string,
+  url: string,
+  options: { method: string; token: string; json: unknown },
+): Promise<Answer & { headers: Record<string, string | string[] | undefined> }> =>
+  new Promise((resolve, reject) => {
+    const body = JSON.stringify(options.json);
+    const req = httpRequest(
+      url,
+      {
+        method: options.method,
+        localAddress,
+        headers: {
+          authorization: `Bearer ${options.token}`,
+          'content-type': 'application/json',
+          'content-length': Buffer.byteLength(body),
+        },
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (chunk: Buffer) => chunks.push(chunk));
+        res.on('end', () => {
+          const text = Buffer.concat(chunks).toString('utf8');
+          const contentType = res.headers['content-type'] ?? '';
+          resolve({
+            status: res.statusCode ?? 0,
+            contentType,
+            body: text && contentType.includes('json') ? (JSON.parse(text) as Record<string, unknown>) : {},
+            headers: res.headers,
+          });
+        });
+      },
+    );
+    req.on('error', reject);
+    req.end(body);
+  });
