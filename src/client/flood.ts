@@ -52,6 +52,8 @@ const KNOWN_CODES = new Set([
   'DUPLICATE_REQUEST',
   'RATE_LIMITED',
   'UNAVAILABLE',
+  'PATH_TOKEN_REQUIRED',
+  'PATH_TOKEN_INVALID',
 ]);
 
 const codeOf = (status: number, body: unknown): string => {
@@ -76,16 +78,49 @@ export type Flood = Readonly<{
   answered: number;
 }>;
 
-/** Every buyer clicks `options.clicks` times, in a random order, on `options.connections` connections. */
-export const flood = async (
+/**
+ * With the sale path on, each click first asks for the buyer's path token (as the sale opens, before the
+ * flood), `connections` at a time; a refused request leaves no token, and its order is answered for that.
+ */
+const pathTokens = async (
   target: Readonly<{ url: string; pathPrefix: string; productId: number }>,
+  buyers: readonly Buyer[],
+  jobs: readonly Job[],
+  connections: number,
+): Promise<Array<string | undefined>> => {
+  const tokens = new Array<string | undefined>(jobs.length);
+  const url = `${target.url}${target.pathPrefix}/api/v1/seckill/products/${target.productId}/path`;
+  let next = 0;
+  const lane = async () => {
+    while (next < jobs.length) {
+      const at = next++;
+      const buyer = buyers[(jobs[at] as Job).buyer] as Buyer;
+      const answer = await fetch(url, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${buyer.token}` },
+      });
+      const token = field(parseJson(await answer.text()), 'pathToken');
+      tokens[at] = typeof token === 'string' ? token : undefined;
+    }
+  };
+  await Promise.all(Array.from({ length: Math.max(1, Math.min(connections, jobs.length)) }, lane));
+  return tokens;
+};
+
+/**
+ * Every buyer clicks `options.clicks` times, in a random order, on `options.connections` connections. With
+ * `pathToken`, each click carries a sale path token of its own.
+ */
+export const flood = async (
+  target: Readonly<{ url: string; pathPrefix: string; productId: number; pathToken: boolean }>,
   buyers: readonly Buyer[],
   options: SimulationOptions,
 ): Promise<Flood> => {
   const jobs = shuffle(
     buyers.flatMap((_, buyer) => Array.from({ length: options.clicks }, () => ({ buyer }))),
   );
-  const body = JSON.stringify({ productId: target.productId, quantity: 1 });
+  const plainBody = JSON.stringify({ productId: target.productId, quantity: 1 });
+  const tokens = target.pathToken ? await pathTokens(target, buyers, jobs, options.connections) : null;
   const answers: Record<string, number> = {};
   const accepted: Accepted[] = [];
   let cursor = 0;
@@ -96,13 +131,16 @@ export const flood = async (
     path: `${target.pathPrefix}/api/v1/seckill/orders`,
     // one call per request sent: autocannon sends exactly `amount` requests, so the cursor never runs past the jobs
     setupRequest: (req, context) => {
-      const job = jobs[cursor++ % jobs.length] as Job;
+      const at = cursor++ % jobs.length;
+      const job = jobs[at] as Job;
       context.job = job;
       const token = (buyers[job.buyer] as Buyer).token;
       return {
         ...req,
         headers: { ...req.headers, authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-        body,
+        body: tokens
+          ? JSON.stringify({ productId: target.productId, quantity: 1, pathToken: tokens[at] })
+          : plainBody,
       };
     },
     // one connection has one request in flight (no pipelining), so the context still holds its job

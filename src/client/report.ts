@@ -47,7 +47,10 @@ export const render = (r: SimulationReport): string => {
   const q = r.requests;
   const rows: Array<[string, string]> = [
     ['run', `${r.runId} against ${r.url}`],
-    ['product', `${r.productId}: stock ${r.stock}, at most ${r.perUserLimit} per buyer, 1 per order`],
+    [
+      'product',
+      `${r.productId}: stock ${r.stock}, at most ${r.perUserLimit} per buyer, 1 per order${r.pathToken ? ', orders through the sale path' : ''}`,
+    ],
     [
       'load',
       `${r.buyers} buyers × ${r.clicks} clicks = ${q.planned} requests on ${r.connections} connections`,

@@ -26,6 +26,7 @@ const listProduct = async (base: string, adminToken: string, options: Simulation
       stock: options.stock,
       perUserLimit: options.perUserLimit,
       maxPerOrder: 1,
+      requirePathToken: options.pathToken ?? true,
     },
   });
   const productId = field(answer.body, 'productId');
@@ -64,7 +65,8 @@ export const runSimulation = async (options: SimulationOptions): Promise<Simulat
 
   const planned = options.buyers * options.clicks;
   progress(`simulate ${runId}: ${options.buyers} buyers × ${options.clicks} clicks = ${planned} requests…`);
-  const f = await flood({ url: origin, pathPrefix, productId }, buyers, options);
+  const pathToken = options.pathToken ?? true;
+  const f = await flood({ url: origin, pathPrefix, productId, pathToken }, buyers, options);
   progress(`simulate ${runId}: ${f.accepted.length} accepted; waiting for the pipeline to decide them…`);
   const settled = await settle(base, f.accepted, buyers, options);
   const held = holdings(settled.decided, options.perUserLimit);
@@ -80,6 +82,7 @@ export const runSimulation = async (options: SimulationOptions): Promise<Simulat
     buyers: options.buyers,
     stock: options.stock,
     perUserLimit: options.perUserLimit,
+    pathToken,
     clicks: options.clicks,
     connections: Math.min(options.connections, planned),
     requests: {

@@ -7,6 +7,8 @@ export type SimulationOptions = Readonly<{
   perUserLimit: number;
   clicks: number;
   connections: number;
+  /** list the product with `requirePathToken`, and ask each buyer's sale path token before each order (default true) */
+  pathToken?: boolean;
   json?: boolean;
   /** print nothing (no progress, no report); the report is still returned */
   quiet?: boolean;
@@ -27,6 +29,8 @@ export type SimulationReport = Readonly<{
   buyers: number;
   stock: number;
   perUserLimit: number;
+  /** each order carried a sale path token asked for just before it */
+  pathToken: boolean;
   clicks: number;
   connections: number;
   requests: Readonly<{

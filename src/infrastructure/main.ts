@@ -186,6 +186,7 @@ program
   .option('--per-user-limit <n>', 'units one buyer may hold', positiveInt, 1)
   .option('--clicks <n>', 'requests each buyer sends', positiveInt, 2)
   .option('--connections <n>', 'concurrent connections', positiveInt, 64)
+  .option('--no-path-token', 'list the product without a sale path token: orders go without one')
   .option('--json', 'print the report as JSON')
   .action(async (options: Omit<SimulationOptions, 'url' | 'secret'> & { url?: string }) => {
     const config = loadConfig();

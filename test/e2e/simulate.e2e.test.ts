@@ -28,7 +28,7 @@ describe('seckill simulate against the memory profile', () => {
     await service.close();
   });
 
-  it('floods a fresh product with repeat clicks and sells exactly the stock, nobody over the limit', async () => {
+  it('floods a fresh product through the sale path with repeat clicks and sells exactly the stock, nobody over the limit', async () => {
     const report = await runSimulation({
       url: service.url,
       secret: service.config.jwtSecret,
@@ -40,6 +40,14 @@ describe('seckill simulate against the memory profile', () => {
       quiet: true,
     });
 
+    // every order carried a path token the buyer had just been given for it, and the product required one
+    expect(report.pathToken).toBe(true);
+    expect(report.answers['PATH_TOKEN_REQUIRED'] ?? 0).toBe(0);
+    expect(report.answers['PATH_TOKEN_INVALID'] ?? 0).toBe(0);
+    const product = (await (await fetch(`${service.url}/api/v1/products/${report.productId}`)).json()) as {
+      requirePathToken: boolean;
+    };
+    expect(product.requirePathToken).toBe(true);
     expect(report.requests.planned).toBe(BUYERS * 2);
     expect(report.requests.answered).toBe(BUYERS * 2);
     expect(report.accepted).toBeGreaterThanOrEqual(STOCK);
