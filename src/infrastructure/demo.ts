@@ -11,6 +11,8 @@ export const listDemoProduct = async (products: ManageProducts): Promise<number>
       maxPerOrder: 1,
       saleStartsAt: null,
       saleEndsAt: null,
+      // the demo shows the sale path: an order carries a single-use token the buyer asked for first
+      requirePathToken: true,
     },
     'demo',
   );
@@ -21,14 +23,15 @@ export const listDemoProduct = async (products: ManageProducts): Promise<number>
 export const demoBanner = (config: Config, url: string, productId: number): string[] => [
   '',
   `seckill is serving ${url} on the ${config.profile} profile.`,
-  `A demo product is listed: id ${productId}, stock 100, at most 2 per buyer, 1 per order.`,
+  `A demo product is listed: id ${productId}, stock 100, at most 2 per buyer, 1 per order, through the sale path.`,
   ...(config.usingDevelopmentSecret
     ? ['WARNING: tokens are signed with the fixed development secret (SECKILL_JWT_SECRET unset).']
     : []),
-  'Get a token and buy:',
+  `Get a token, ask for the sale path token (single use, ${config.pathTokenTtlMs / 1000} s), and buy with it:`,
   '  TOKEN=$(npx seckill token --user 7)',
+  `  PATH_TOKEN=$(curl -s -X POST ${url}/api/v1/seckill/products/${productId}/path -H "Authorization: Bearer $TOKEN" | sed 's/.*"pathToken":"\\([^"]*\\)".*/\\1/')`,
   `  curl -s -X POST ${url}/api/v1/seckill/orders -H "Authorization: Bearer $TOKEN" \\`,
-  `       -H 'Content-Type: application/json' -d '{"productId":${productId},"quantity":1}'`,
+  `       -H 'Content-Type: application/json' -d '{"productId":${productId},"quantity":1,"pathToken":"'$PATH_TOKEN'"}'`,
   `  curl -s ${url}/api/v1/products/${productId}`,
   '',
 ];

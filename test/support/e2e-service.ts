@@ -1,6 +1,7 @@
 import { request as httpRequest } from 'node:http';
 import { JwtTokens } from '../../src/adapters/http/tokens.js';
 import { loadConfig } from '../../src/infrastructure/config.js';
+import type { ContainerOverrides } from '../../src/infrastructure/container.js';
 import { createLogger } from '../../src/infrastructure/logger.js';
 import { SeckillService } from '../../src/infrastructure/service.js';
 
@@ -15,7 +16,10 @@ export const ONE_MACHINE: Readonly<Record<string, string>> = {
 };
 
 /** Starts the whole service on the memory profile, on a free port, in this process. */
-export const startMemoryService = async (env: Record<string, string> = {}): Promise<SeckillService> => {
+export const startMemoryService = async (
+  env: Record<string, string> = {},
+  overrides: ContainerOverrides = {},
+): Promise<SeckillService> => {
   const config = loadConfig({
     SECKILL_PROFILE: 'memory',
     PORT: '0',
@@ -25,7 +29,7 @@ export const startMemoryService = async (env: Record<string, string> = {}): Prom
     ...ONE_MACHINE,
     ...env,
   });
-  return SeckillService.start(config, { http: true, worker: true }, createLogger(config.logLevel));
+  return SeckillService.start(config, { http: true, worker: true }, createLogger(config.logLevel), overrides);
 };
 
 export type Answer = { status: number; contentType: string; body: Record<string, unknown> };
