@@ -456,6 +456,52 @@ const realService = async (run: Run, kafka: BenchBroker): Promise<RealPhase> => 
 };
 
 /**
+ * The sold-out flood again, on a service with no admission control at all (every budget and the bound on
+ * orders in flight off, its own database and Redis namespace): what admission control costs the flood path
+ * is the main run's flood against this one.
+ */
+const admissionOffPhase = async (run: Run, kafka: BenchBroker): Promise<Record<string, LoadResult>> => {
+  const db = `seckill_bench_${run.id}_open`;
+  const namespace = `bench-${run.id}-open:`;
+  onCleanup(`drop database ${db}`, () => dropDatabase(run.admin, db));
+  onCleanup(`delete Redis keys ${namespace}*`, () => dropNamespace(namespace));
+  const environment = serviceEnv({
+    secret: SECRET,
+    mysqlUrl: databaseUrl(db),
+    namespace,
+    brokers: kafka.brokers,
+    admission: ADMISSION_OFF,
+    extra: { ...kafka.env, ...TRIED },
+  });
+  await runNode(MAIN, ['migrate'], environment);
+  const service = await startService(environment);
+  try {
+    const floodId = await listProduct(
+      service.base,
+      run.adminToken,
+      'bench flood, no admission',
+      FLOOD_STOCK,
+      1,
+    );
+    await sellOut(service.base, floodId, run);
+    while ((await undecidedRows(run, db)) > 0) await sleep(100);
+    return await measure(
+      'flood without admission control',
+      {
+        key: 'floodOpen',
+        url: service.base,
+        productId: floodId,
+        tokens: run.tokens,
+        pid: service.api.process.pid,
+      },
+      false,
+    );
+  } finally {
+    await service.stop();
+  }
+};
+
+/**
  * The worker's commit consumer on a backlog, through Kafka: the worker is paused (SIGSTOP) while a load at the
  * headline connection count reserves orders for BACKLOG_SECONDS, then resumed, and the time until MySQL has
  * decided all of them is taken. (After the accept phase little is left, since the worker keeps up; that
@@ -629,6 +675,7 @@ const main = async (): Promise<Figures> => {
     naiveProduct!,
   );
   const real = await realService(run, kafka);
+  const floodWithoutAdmission = await admissionOffPhase(run, kafka);
 
   // tokens of buyers the service never saw: fresh for the verifier here too
   const jwt = await jwtCost(
@@ -694,6 +741,21 @@ const main = async (): Promise<Figures> => {
     floodRatio: Object.fromEntries(
       CONNECTIONS.map((c) => [c, Number(((floodRps[c] ?? 0) / (bareExpressRps[c] || 1)).toFixed(3))]),
     ),
+    admission: {
+      floodRpsWithout: byConnections(floodWithoutAdmission, (r) => r.rps),
+      floodRatioWithout: Object.fromEntries(
+        CONNECTIONS.map((c) => [
+          c,
+          Number(((floodWithoutAdmission[c]?.rps ?? 0) / (bareExpressRps[c] || 1)).toFixed(3)),
+        ]),
+      ),
+      floodKept: Object.fromEntries(
+        CONNECTIONS.map((c) => [
+          c,
+          Number(((floodRps[c] ?? 0) / (floodWithoutAdmission[c]?.rps || 1)).toFixed(3)),
+        ]),
+      ),
+    },
     floodSoldOutShare: byConnections(real.flood, (r) =>
       Number(((r.statuses['409'] ?? 0) / Math.max(1, r.answered)).toFixed(4)),
     ),

@@ -49,6 +49,16 @@ export type Figures = Readonly<{
   bareExpressRps: PerConnections;
   floodRps: PerConnections;
   floodRatio: PerConnections;
+  /**
+   * The flood on a second service with no admission control at all (every budget and the bound on orders in
+   * flight off), run after the main one: floodRps with admission / without, and the flood ratios both ways.
+   */
+  admission: Readonly<{
+    floodRpsWithout: PerConnections;
+    floodRatioWithout: PerConnections;
+    /** floodRps with admission control / floodRps without it (1 = free) */
+    floodKept: PerConnections;
+  }>;
   /** share of the flood's answers that were 409 SOLD_OUT */
   floodSoldOutShare: PerConnections;
   acceptRps: PerConnections;
@@ -135,6 +145,8 @@ export const TARGETS = {
   drainSeconds: 10,
   cpuRatio: 4,
   floodRatio: 0.7,
+  /** admission control may cost the flood path at most 5 % */
+  admissionFloodKept: 0.95,
   burstFiveXx: 0,
   mergeSpeedup: 3,
   oversold: 0,
@@ -185,6 +197,7 @@ export const targetsOf = (f: Omit<Figures, 'targets'>): Target[] => {
     atMost('drainSeconds', f.drainSeconds, TARGETS.drainSeconds),
     atMost(`cpuRatio @${c}`, f.cpuRatio[c] ?? Infinity, TARGETS.cpuRatio),
     atLeast(`floodRatio @${c}`, f.floodRatio[c] ?? 0, TARGETS.floodRatio),
+    atLeast(`admissionFloodKept @${c}`, f.admission.floodKept[c] ?? 0, TARGETS.admissionFloodKept),
     {
       figure: 'burst 5xx',
       target: `${TARGETS.burstFiveXx}`,
@@ -242,6 +255,18 @@ export const rowsOf = (f: Figures): Row[] => {
       'real service, sold-out phase (409 SOLD_OUT from the in-process flag), req/s',
     ),
     ...per('floodRatio', f.floodRatio, 'floodRps / bareExpressRps', fixed),
+    ...per(
+      'floodRatioWithoutAdmission',
+      f.admission.floodRatioWithout,
+      'the flood on a service with every budget and the in-flight bound off, / bareExpressRps',
+      fixed,
+    ),
+    ...per(
+      'admissionFloodKept',
+      f.admission.floodKept,
+      'floodRps with admission control / without it (≥ 0.95: it costs the flood ≤ 5 %)',
+      fixed,
+    ),
     ...per('naiveDbRps', f.naiveDbRps, 'baseline B: express + one conditional UPDATE per request, req/s'),
     ...per(
       'acceptRps',
