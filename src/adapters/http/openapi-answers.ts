@@ -43,8 +43,20 @@ export const Product = z
     saleEndsAt: z.iso.datetime().nullable(),
     perUserLimit: z.number().int(),
     maxPerOrder: z.number().int(),
+    requirePathToken: z
+      .boolean()
+      .meta({
+        description: 'orders must carry a sale path token (POST /api/v1/seckill/products/{productId}/path)',
+      }),
   })
   .meta({ id: 'Product' });
+
+export const SalePathGrant = z
+  .object({
+    pathToken: z.string().meta({ description: 'single use, for this buyer and this product' }),
+    expiresAt: z.iso.datetime(),
+  })
+  .meta({ id: 'SalePathGrant' });
 
 export const ProductRecord = z
   .object({
@@ -56,6 +68,7 @@ export const ProductRecord = z
     maxPerOrder: z.number().int(),
     saleStartsAt: z.iso.datetime().nullable(),
     saleEndsAt: z.iso.datetime().nullable(),
+    requirePathToken: z.boolean(),
   })
   .meta({ id: 'ProductRecord' });
 

@@ -13,6 +13,7 @@ import {
   Product,
   ProductRecord,
   ReconciliationReport,
+  SalePathGrant,
   SaleFigures,
 } from './openapi-answers.js';
 import { ListProductBody, OrderIdParam, PlaceOrderBody, ProductIdParam, RestockBody } from './schemas.js';
@@ -34,6 +35,14 @@ const unauthorized = problem('missing, malformed or expired bearer token');
 const forbidden = problem('the token is not an admin token');
 const unavailable = problem('a dependency is down; retry shortly');
 const badRequest = problem('a field is missing or invalid (each one named)');
+const retryAfter = {
+  'Retry-After': {
+    description: 'seconds until the budget has room again',
+    schema: { type: 'integer' as const },
+  },
+};
+/** A spent budget: RATE_LIMITED with Retry-After (DESIGN §3, Admission). */
+const limited = (description: string) => ({ ...problem(description), headers: retryAfter });
 
 const orderPath = z.object({ orderId: OrderIdParam.meta({ description: 'the order id (UUID)' }) });
 const productPath = z.object({ productId: ProductIdParam.meta({ description: 'the product id' }) });
@@ -52,10 +61,35 @@ const paths: ZodOpenApiPathsObject = {
         '400': badRequest,
         '401': unauthorized,
         '404': problem('PRODUCT_NOT_FOUND'),
+        '403': problem(
+          'PATH_TOKEN_REQUIRED (the product takes orders with a sale path token) or PATH_TOKEN_INVALID (unknown, used, expired, or issued to another buyer)',
+        ),
         '409': problem('SOLD_OUT, LIMIT_EXCEEDED or SALE_NOT_ACTIVE'),
         '413': problem('the body is larger than 16 KiB'),
         '415': problem('the body is not application/json'),
-        '429': problem('DUPLICATE_REQUEST or RATE_LIMITED'),
+        '429': limited(
+          "DUPLICATE_REQUEST, or RATE_LIMITED: the buyer's or the client address's budget is spent, or the process is taking as many orders as it can",
+        ),
+        '503': unavailable,
+      },
+    },
+  },
+  '/api/v1/seckill/products/{productId}/path': {
+    post: {
+      operationId: 'salePath',
+      summary: "The buyer's sale path token for a product, once its sale window is open",
+      description:
+        'A short-lived (SECKILL_PATH_TOKEN_TTL_MS), single-use token bound to the buyer and the product. A product ' +
+        'listed with `requirePathToken: true` takes an order only with one: `{productId, quantity, pathToken}`.',
+      security: user,
+      requestParams: { path: productPath },
+      responses: {
+        '200': ok('the token', SalePathGrant),
+        '400': badRequest,
+        '401': unauthorized,
+        '404': problem('PRODUCT_NOT_FOUND'),
+        '409': problem('SALE_NOT_ACTIVE: the window has not opened, or has closed'),
+        '429': limited("RATE_LIMITED: the buyer's or the client address's budget is spent"),
         '503': unavailable,
       },
     },
@@ -71,6 +105,7 @@ const paths: ZodOpenApiPathsObject = {
         '400': badRequest,
         '401': unauthorized,
         '404': problem('ORDER_NOT_FOUND (also for orders of other users)'),
+        '429': limited("RATE_LIMITED: the buyer's read budget is spent"),
       },
     },
   },
@@ -92,6 +127,7 @@ const paths: ZodOpenApiPathsObject = {
         '400': badRequest,
         '401': unauthorized,
         '404': problem('ORDER_NOT_FOUND (also for orders of other users)'),
+        '429': limited("RATE_LIMITED: the buyer's read budget is spent"),
       },
     },
   },
@@ -107,6 +143,7 @@ const paths: ZodOpenApiPathsObject = {
         '401': unauthorized,
         '404': problem('ORDER_NOT_FOUND'),
         '409': problem('ORDER_NOT_COMMITTED or ORDER_ALREADY_PAID'),
+        '429': limited("RATE_LIMITED: the buyer's budget of payments and cancellations is spent"),
         '503': unavailable,
       },
     },
@@ -123,6 +160,7 @@ const paths: ZodOpenApiPathsObject = {
         '401': unauthorized,
         '404': problem('ORDER_NOT_FOUND'),
         '409': problem('ORDER_ALREADY_PAID or ORDER_STATE_CONFLICT'),
+        '429': limited("RATE_LIMITED: the buyer's budget of payments and cancellations is spent"),
         '503': unavailable,
       },
     },
@@ -136,6 +174,9 @@ const paths: ZodOpenApiPathsObject = {
         '200': ok('the product', Product),
         '400': badRequest,
         '404': problem('PRODUCT_NOT_FOUND'),
+        '429': limited(
+          'RATE_LIMITED: the read budget of the caller (or its address, without a token) is spent',
+        ),
       },
     },
   },
