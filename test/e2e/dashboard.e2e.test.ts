@@ -69,8 +69,8 @@ describe('the live sale figures behind /dashboard', () => {
       sold,
       reserved: 0,
     });
-    expect(after.outbox).toMatchObject({ pending: 0, failed: 0, dead: 0 });
-    expect(after.outbox.consumed).toBeGreaterThanOrEqual(30);
+    // every message was consumed: no row is left open, and consumed rows are not counted
+    expect(after.outbox).toEqual({ pending: 0, sent: 0, failed: 0, dead: 0 });
     expect(after.consumerLag.map((g) => [g.groupId, g.lag]).sort()).toEqual([
       ['seckill-commit', 0],
       ['seckill-compensation', 0],

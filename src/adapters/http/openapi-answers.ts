@@ -100,13 +100,14 @@ export const SaleFigures = z
         released: z.partialRecord(ReleaseReason, z.number().int()),
       }),
     ),
-    outbox: z.object({
-      pending: z.number().int(),
-      sent: z.number().int(),
-      consumed: z.number().int(),
-      failed: z.number().int(),
-      dead: z.number().int(),
-    }),
+    outbox: z
+      .object({
+        pending: z.number().int(),
+        sent: z.number().int(),
+        failed: z.number().int(),
+        dead: z.number().int(),
+      })
+      .meta({ description: 'the rows not consumed yet, by status (consumed rows are not counted)' }),
     consumerLag: z.array(z.object({ groupId: z.string(), topic: z.string(), lag: z.number().int() })),
     rates: z.object({
       acceptedPerSecond: z.number(),
