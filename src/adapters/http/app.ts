@@ -2,7 +2,7 @@ import express from 'express';
 import { AnswerRates } from './answer-rates.js';
 import type { HttpDependencies, RouteContext } from './dependencies.js';
 import { notFound, problemAnswers } from './error-mapping.js';
-import { requestTracker, trackRequests } from './middleware/tracking.js';
+import { keepRouteBase, requestTracker, trackRequests } from './middleware/tracking.js';
 import { mountOps } from './ops.js';
 import { adminRouter } from './routes/admin.js';
 import { mountDocs } from './routes/docs.js';
@@ -32,7 +32,7 @@ export const createHttpApp = (deps: HttpDependencies): express.Express => {
   app.use(trackRequests(track));
   mountOps(app, deps);
   mountDocs(app, deps);
-  for (const router of API_ROUTERS) app.use('/api/v1', router(ctx));
+  for (const router of API_ROUTERS) app.use('/api/v1', keepRouteBase, router(ctx));
 
   app.use(notFound);
   app.use(problemAnswers(deps.logger));
