@@ -30,7 +30,13 @@ export const createHttpApp = (deps: HttpDependencies): express.Express => {
   // the flood's route first, ahead of every middleware the other routes go through
   app.post(ORDER_ROUTE, placeOrderRoute(ctx, track));
   app.use(trackRequests(track));
-  mountOps(app, deps);
+  mountOps(app, {
+    health: deps.health,
+    observer: deps.observer,
+    metrics:
+      deps.metricsToken === null ? { kind: 'closed' } : { kind: 'credential', token: deps.metricsToken },
+    readiness: { kind: 'admins', tokens: deps.tokens },
+  });
   mountDocs(app, deps);
   for (const router of API_ROUTERS) app.use('/api/v1', keepRouteBase, router(ctx));
 
