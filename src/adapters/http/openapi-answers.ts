@@ -116,3 +116,14 @@ export const SaleFigures = z
     }),
   })
   .meta({ id: 'SaleFigures' });
+
+export const Readiness = z
+  .object({
+    status: z.enum(['ready', 'not ready']),
+    checks: z.record(z.string(), z.enum(['ok', 'failing'])),
+    details: z
+      .record(z.string(), z.string())
+      .optional()
+      .meta({ description: "the failing checks' error messages: admins and the metrics port only" }),
+  })
+  .meta({ id: 'Readiness' });
