@@ -316,8 +316,9 @@ type Service = Readonly<{
   /** the worker's own process, when the API and the worker run apart */
   worker: Child | null;
   base: string;
-  /** where the worker's /metrics answer */
-  workerBase: string;
+  /** the metrics ports (SECKILL_METRICS_PORT) of the API's process and of the worker's (the same in one process) */
+  apiMetrics: string;
+  workerMetrics: string;
   stop: () => Promise<void>;
 }>;
 
@@ -327,29 +328,32 @@ type Service = Readonly<{
  */
 const startService = async (env: NodeJS.ProcessEnv): Promise<Service> => {
   const apiPort = await freePort();
+  const apiMetricsPort = await freePort();
   const api: Child = startNode(SPLIT ? 'seckill serve' : 'seckill all', MAIN, [SPLIT ? 'serve' : 'all'], {
     ...env,
     PORT: String(apiPort),
+    SECKILL_METRICS_PORT: String(apiMetricsPort),
   });
   onCleanup('stop the service', api.stop);
   const base = `http://127.0.0.1:${apiPort}`;
+  const apiMetrics = `http://127.0.0.1:${apiMetricsPort}`;
   if (!SPLIT) {
     await answers200(api, `${base}/readyz`);
-    return { api, worker: null, base, workerBase: base, stop: api.stop };
+    return { api, worker: null, base, apiMetrics, workerMetrics: apiMetrics, stop: api.stop };
   }
-  const workerPort = await freePort();
+  const workerMetricsPort = await freePort();
   const worker: Child = startNode('seckill worker', MAIN, ['worker'], {
     ...env,
-    SECKILL_WORKER_METRICS_PORT: String(workerPort),
+    SECKILL_METRICS_PORT: String(workerMetricsPort),
   });
   onCleanup('stop the worker', worker.stop);
-  const workerBase = `http://127.0.0.1:${workerPort}`;
+  const workerMetrics = `http://127.0.0.1:${workerMetricsPort}`;
   await answers200(api, `${base}/readyz`);
-  await answers200(worker, `${workerBase}/readyz`);
+  await answers200(worker, `${workerMetrics}/readyz`);
   const stop = async () => {
     await Promise.all([api.stop(), worker.stop()]);
   };
-  return { api, worker, base, workerBase, stop };
+  return { api, worker, base, apiMetrics, workerMetrics, stop };
 };
 
 /** The pay/cancel burst on orders of a product of its own, once MySQL has committed them. */
@@ -429,7 +433,7 @@ const realService = async (run: Run, kafka: BenchBroker): Promise<RealPhase> => 
           workerPid: service.worker.process.pid,
         })
       : null;
-    const batching = await batchingOf(base, service.workerBase);
+    const batching = await batchingOf(service.apiMetrics, service.workerMetrics);
     say(`batching: ${JSON.stringify(batching)}`);
     const burst = await burstPhase(base, run, db, pid);
     const afterBurst = await drain(base, run, db);

@@ -85,22 +85,26 @@ let worker: ReturnType<typeof startNode> | null = null;
 try {
   say(`migrate: ${(await runNode(MAIN, ['migrate'], env)).trim()}`);
   const port = await freePort();
+  // the batching figures are scraped from the processes' metrics ports (loopback, no credential)
+  const metricsPort = await freePort();
   // SPLIT: the API (profiled) and a worker process; else one `seckill all`
   service = startNode(
     SPLIT ? 'seckill serve' : 'seckill all',
     MAIN,
     [SPLIT ? 'serve' : 'all'],
-    { ...env, PORT: String(port) },
+    { ...env, PORT: String(port), SECKILL_METRICS_PORT: String(metricsPort) },
     { graceMs: 60_000, nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] },
   );
   const base = `http://127.0.0.1:${port}`;
-  const workerPort = await freePort();
+  const metricsBase = `http://127.0.0.1:${metricsPort}`;
+  const workerMetricsPort = await freePort();
+  const workerMetricsBase = `http://127.0.0.1:${workerMetricsPort}`;
   if (SPLIT) {
     worker = startNode('seckill worker', MAIN, ['worker'], {
       ...env,
-      SECKILL_WORKER_METRICS_PORT: String(workerPort),
+      SECKILL_METRICS_PORT: String(workerMetricsPort),
     });
-    await answers200(worker, `http://127.0.0.1:${workerPort}/readyz`);
+    await answers200(worker, `${workerMetricsBase}/readyz`);
   }
   await answers200(service, `${base}/readyz`);
   const stock = PHASE === 'flood' ? 100 : 1_000_000;
@@ -116,7 +120,7 @@ try {
   while ((await undecided()) > 0) await sleep(50);
   const to = nowMicros();
   const audit = await call(`${base}/api/v1/admin/audit`, adminToken);
-  const batching = await batchingOf(base, SPLIT ? `http://127.0.0.1:${workerPort}` : base);
+  const batching = await batchingOf(metricsBase, SPLIT ? workerMetricsBase : metricsBase);
   await service.stop();
   const file = (await readdir(profileDir)).find((f) => f.endsWith('.cpuprofile'));
   if (!file) throw new Error(`the service wrote no profile in ${profileDir}:\n${service.output()}`);

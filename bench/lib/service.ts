@@ -142,10 +142,20 @@ export type Batching = Readonly<{
   consumerBatches: number;
 }>;
 
-/** How much the running service batched, from the /metrics counters of its API and its worker. */
-export const batchingOf = async (apiBase: string, workerBase = apiBase): Promise<Batching> => {
-  const api = await (await fetch(`${apiBase}/metrics`)).text();
-  const worker = workerBase === apiBase ? api : await (await fetch(`${workerBase}/metrics`)).text();
+/** Scrapes one metrics listener (SECKILL_METRICS_PORT: on loopback, no credential). */
+const scrape = async (metricsBase: string): Promise<string> => {
+  const response = await fetch(`${metricsBase}/metrics`);
+  if (response.status !== 200) throw new Error(`${metricsBase}/metrics answered ${response.status}`);
+  return response.text();
+};
+
+/**
+ * How much the running service batched, from the /metrics counters of its API and its worker, scraped on their
+ * metrics ports (SECKILL_METRICS_PORT): the API port keeps /metrics closed without SECKILL_METRICS_TOKEN.
+ */
+export const batchingOf = async (apiMetrics: string, workerMetrics = apiMetrics): Promise<Batching> => {
+  const api = await scrape(apiMetrics);
+  const worker = workerMetrics === apiMetrics ? api : await scrape(workerMetrics);
   const reservations = metricSum(api, 'seckill_reservations_recorded_total');
   const transactions = metricSum(api, 'seckill_reservation_batches_total');
   const messages = metricSum(worker, 'seckill_consumer_messages_total', 'group="seckill-commit"');

@@ -78,8 +78,19 @@ const EnvSchema = z.object({
   SECKILL_PUBLISH_CONCURRENCY: intFrom(1, 1),
   SECKILL_PUBLISH_LINGER_MS: intFrom(5),
   SECKILL_CONSUMER_BATCH: intFrom(200, 1),
-  /** a worker without the API serves /metrics, /healthz and /readyz here (unset: none) */
-  SECKILL_WORKER_METRICS_PORT: z.coerce.number().int().min(0).max(65535).optional(),
+  /** deprecated alias of SECKILL_METRICS_PORT */
+  SECKILL_WORKER_METRICS_PORT: z.coerce.number().int().min(0).max(65535).nullable().default(null),
+  /** a listener of its own for /metrics, /healthz and /readyz, without a credential (unset: none; 0: any free port) */
+  SECKILL_METRICS_PORT: z.coerce.number().int().min(0).max(65535).optional(),
+  SECKILL_METRICS_HOST: z.string().min(1).default('127.0.0.1'),
+  /** the credential that opens /metrics on the API port (unset: closed there) */
+  SECKILL_METRICS_TOKEN: z
+    .string()
+    .min(16, 'SECKILL_METRICS_TOKEN must be at least 16 characters')
+    .regex(/^\S+$/, 'SECKILL_METRICS_TOKEN must not contain spaces')
+    .nullable()
+    .default(null),
+  SECKILL_METRICS_SAMPLE_MS: intFrom(5_000, 100),
 });
 
 export type Profile = 'memory' | 'real';
@@ -188,7 +199,15 @@ export type Config = Readonly<{
   /** committed outbox rows go to the broker in batches: one producer request per batch */
   publish: Readonly<{ maxBatch: number; maxInFlight: number; lingerMs: number }>;
   consumerBatchSize: number;
-  workerMetricsPort: number | null;
+  metrics: Readonly<{
+    /** the metrics listener's port (SECKILL_METRICS_PORT, or its alias SECKILL_WORKER_METRICS_PORT); null: none */
+    port: number | null;
+    host: string;
+    /** what opens /metrics on the API port; null: it is closed there */
+    token: string | null;
+    /** the gauges read from Redis, MySQL and the broker are sampled this often, whatever the scrape rate */
+    sampleEveryMs: number;
+  }>;
 }>;
 
 export class ConfigError extends Error {
@@ -301,6 +320,11 @@ export const loadConfig = (env: NodeJS.ProcessEnv = process.env): Config => {
       lingerMs: e.SECKILL_PUBLISH_LINGER_MS,
     },
     consumerBatchSize: e.SECKILL_CONSUMER_BATCH,
-    workerMetricsPort: e.SECKILL_WORKER_METRICS_PORT ?? null,
+    metrics: {
+      port: e.SECKILL_METRICS_PORT ?? e.SECKILL_WORKER_METRICS_PORT,
+      host: e.SECKILL_METRICS_HOST,
+      token: e.SECKILL_METRICS_TOKEN,
+      sampleEveryMs: e.SECKILL_METRICS_SAMPLE_MS,
+    },
   };
 };

@@ -1,5 +1,5 @@
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
-import type { CounterName, GaugeName, Metrics } from '../application/index.js';
+import type { CounterName, GaugeName, Logger, Metrics } from '../application/index.js';
 
 const HELP: Record<CounterName, string> = {
   order_answers: 'Answers to order placements, by code',
@@ -35,15 +35,15 @@ const LABELS: Record<CounterName, string[]> = {
 
 const GAUGES: Record<GaugeName, { help: string; labels: string[] }> = {
   outbox_rows: {
-    help: 'Outbox rows by status (pending, sent, consumed, failed, dead), as last counted (relay run, scrape or dashboard)',
+    help: 'Outbox rows not consumed yet, by status (pending, sent, failed, dead), as last counted (sampler, relay run or dashboard)',
     labels: ['status'],
   },
   gate_stock: {
-    help: 'Stock left in the Redis gate, by product, as last read for the dashboard or a scrape',
+    help: 'Stock left in the Redis gate, by product, as last read (sampler or dashboard)',
     labels: ['product'],
   },
   mysql_stock: {
-    help: 'Stock MySQL has not committed, by product, as last read for the dashboard or a scrape',
+    help: 'Stock MySQL has not committed, by product, as last read (sampler or dashboard)',
     labels: ['product'],
   },
   consumer_lag: {
@@ -109,5 +109,56 @@ export class PrometheusMetrics implements Metrics {
 
   count(name: CounterName, labels: Readonly<Record<string, string>> = {}, by = 1): void {
     if (by > 0) this.counters.get(name)?.inc(labels, by);
+  }
+}
+
+/**
+ * Reads the gauges that come from Redis, MySQL and the broker on a timer of its own, so that a scrape only
+ * renders the registry: one reading per interval, however often and by however many the metrics are scraped.
+ * A reading that fails is logged and leaves the gauges as they were; the next one tries again.
+ */
+export class GaugeSampler {
+  private timer: NodeJS.Timeout | null = null;
+  private reading: Promise<void> | null = null;
+  private running = false;
+
+  constructor(
+    private readonly read: () => Promise<void>,
+    private readonly everyMs: number,
+    private readonly logger: Logger,
+  ) {}
+
+  /** Reads now, then `everyMs` after each reading ends (a slow reading is never overlapped by the next). */
+  start(): void {
+    if (this.running) return;
+    this.running = true;
+    // after a stop(), a reading still under way schedules the next one itself
+    if (!this.reading) this.readNow();
+  }
+
+  /** Stops the timer and waits for a reading under way: it must not outlive the connections it reads. */
+  async stop(): Promise<void> {
+    this.running = false;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    await this.reading;
+  }
+
+  private readNow(): void {
+    this.timer = null;
+    this.reading = Promise.resolve()
+      .then(() => this.read())
+      .catch((error: unknown) => {
+        this.logger.warn(
+          { err: String(error) },
+          'metrics: could not read the sampled gauges; they keep their last values',
+        );
+      })
+      .finally(() => {
+        this.reading = null;
+        if (!this.running) return;
+        // unref'd: the sampler never keeps a process alive that has nothing else to do
+        this.timer = setTimeout(() => this.readNow(), this.everyMs).unref();
+      });
   }
 }

@@ -18,7 +18,7 @@ import {
 } from './container.js';
 import { prometheusObserver } from './http-observer.js';
 import type { AppLogger } from './logger.js';
-import { PrometheusMetrics } from './metrics.js';
+import { GaugeSampler, PrometheusMetrics } from './metrics.js';
 import { openRealResources, type RealResources } from './real-resources.js';
 
 export type Roles = Readonly<{ http: boolean; worker: boolean }>;
@@ -41,6 +41,19 @@ const VERSION = ((): string => {
   }
   return '0.0.0';
 })();
+
+/** Whether a listener bound to `host` is reachable from this machine only. */
+const isLoopback = (host: string): boolean =>
+  host === 'localhost' || host === '::1' || /^127\.\d+\.\d+\.\d+$/.test(host);
+
+/** The base URL of a listening server, as this machine reaches it (a wildcard address through loopback). */
+const baseUrlOf = (server: Server | null, what: string): string => {
+  const address = server?.address() as AddressInfo | null | undefined;
+  if (!address) throw new Error(what);
+  const { address: host, port } = address;
+  if (host === '0.0.0.0' || host === '::') return `http://127.0.0.1:${port}`;
+  return `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+};
 
 const listen = (server: Server, port: number, host: string): Promise<void> =>
   new Promise<void>((resolve, reject) => {
@@ -66,6 +79,8 @@ export class SeckillService {
   /** the express app, once serving (tests walk its routes) */
   httpApp: ReturnType<typeof createHttpApp> | null = null;
   private worker: WorkerPorts | null = null;
+  /** keeps the gauges from Redis, MySQL and the broker current while this process serves metrics */
+  private readonly sampler: GaugeSampler;
 
   private constructor(
     readonly config: Config,
@@ -76,7 +91,13 @@ export class SeckillService {
     private readonly metrics: PrometheusMetrics,
     private readonly logger: AppLogger,
     private readonly resources: RealResources | null,
-  ) {}
+  ) {
+    this.sampler = new GaugeSampler(
+      () => app.dashboard.refreshGauges(),
+      config.metrics.sampleEveryMs,
+      logger,
+    );
+  }
 
   static async start(
     config: Config,
@@ -92,15 +113,23 @@ export class SeckillService {
     // buyers first: the API answers while the worker is still joining its consumer groups
     if (roles.http) await service.startHttp();
     if (roles.worker) await service.startWorker();
-    if (roles.worker && !roles.http && config.workerMetricsPort !== null) await service.startWorkerMetrics();
+    const serving = roles.http || roles.worker;
+    if (serving && config.metrics.port !== null) await service.startMetricsListener();
+    // the gauges are read only where someone can scrape them
+    if ((roles.http && config.metrics.token !== null) || service.metricsServer) service.sampler.start();
+    else if (serving)
+      logger.info(
+        {},
+        roles.http
+          ? 'metrics are not served: set SECKILL_METRICS_TOKEN (GET /metrics on the API port) or SECKILL_METRICS_PORT'
+          : 'metrics are not served: set SECKILL_METRICS_PORT',
+      );
     return service;
   }
 
-  /** The base URL a worker's metrics port listens on (with SECKILL_WORKER_METRICS_PORT). */
+  /** The base URL of the metrics listener (SECKILL_METRICS_PORT, or SECKILL_WORKER_METRICS_PORT). */
   get metricsUrl(): string {
-    const address = this.metricsServer?.address() as AddressInfo | null | undefined;
-    if (!address) throw new Error('no worker metrics port is open');
-    return `http://127.0.0.1:${address.port}`;
+    return baseUrlOf(this.metricsServer, 'no metrics port is open (SECKILL_METRICS_PORT is not set)');
   }
 
   /** The base URL the HTTP API listens on. */
@@ -111,6 +140,8 @@ export class SeckillService {
   }
 
   async close(): Promise<void> {
+    // a reading under way ends before the connections it reads close
+    await this.sampler.stop();
     await this.worker?.scheduler.stop();
     // requests under way get their answers (a buyer whose reservation is being committed learns its fate)
     for (const server of [this.server, this.metricsServer]) if (server) await closeGracefully(server);
@@ -125,7 +156,7 @@ export class SeckillService {
   }
 
   private observer() {
-    return prometheusObserver(this.metrics, this.app.dashboard, this.logger);
+    return prometheusObserver(this.metrics);
   }
 
   private async startHttp(): Promise<void> {
@@ -151,6 +182,7 @@ export class SeckillService {
       dashboard: app.dashboard,
       version: VERSION,
       instance: `${hostname()}:${process.pid}`,
+      metricsToken: this.config.metrics.token,
     });
     const server = createServer(httpApp);
     server.keepAliveTimeout = 65_000;
@@ -160,12 +192,28 @@ export class SeckillService {
     this.httpApp = httpApp;
   }
 
-  private async startWorkerMetrics(): Promise<void> {
-    const server = createServer(createOpsApp({ health: this.app.ports.health, observer: this.observer() }));
-    await listen(server, this.config.workerMetricsPort ?? 0, this.config.host);
+  /**
+   * /metrics, /healthz and /readyz without a credential, for an API process and a worker alike. On loopback it
+   * is the operator's port, and /readyz names what fails; bound wider, only an admin token reads that.
+   */
+  private async startMetricsListener(): Promise<void> {
+    const { port, host } = this.config.metrics;
+    const opsApp = createOpsApp(
+      {
+        health: this.app.ports.health,
+        observer: this.observer(),
+        metrics: { kind: 'open' },
+        readiness: isLoopback(host)
+          ? { kind: 'everyone' }
+          : { kind: 'admins', tokens: new JwtTokens(this.config.jwtSecret) },
+      },
+      this.logger,
+    );
+    const server = createServer(opsApp);
+    server.on('clientError', answerUnreadableRequest);
+    await listen(server, port ?? 0, host);
     this.metricsServer = server;
-    const { port } = server.address() as AddressInfo;
-    this.logger.info({ port }, 'worker metrics listening');
+    this.logger.info({ url: this.metricsUrl }, 'metrics listening');
   }
 
   private async startWorker(): Promise<void> {

@@ -185,4 +185,28 @@ export const outboxContract = (name: string, make: () => Promise<Outbox>, teardo
         [OutboxStatus.DEAD]: 1,
       });
     });
+
+    it('counts the rows not consumed yet by status, zeros included, and leaves consumed rows out', async () => {
+      const zero = {
+        [OutboxStatus.PENDING]: 0,
+        [OutboxStatus.SENT]: 0,
+        [OutboxStatus.FAILED]: 0,
+        [OutboxStatus.DEAD]: 0,
+      };
+      expect(await outbox().countOpen()).toEqual(zero);
+      for (const id of ['p1', 'p2', 's', 'c1', 'c2', 'f', 'd'])
+        await outbox().add(outboxMessage(id), instant(0));
+      await outbox().markSent('s', instant(1));
+      await outbox().markConsumedMany(['c1', 'c2'], instant(1));
+      await outbox().markFailed('f', 'x', instant(1), 3);
+      await outbox().markFailed('d', 'x', instant(1), 1);
+      expect(await outbox().countOpen()).toEqual({
+        [OutboxStatus.PENDING]: 2,
+        [OutboxStatus.SENT]: 1,
+        [OutboxStatus.FAILED]: 1,
+        [OutboxStatus.DEAD]: 1,
+      });
+      await outbox().markConsumedMany(['p1', 'p2', 's', 'f'], instant(2));
+      expect(await outbox().countOpen()).toEqual({ ...zero, [OutboxStatus.DEAD]: 1 });
+    });
   });

@@ -367,6 +367,7 @@ const outboxCalls = (messageId: string): EveryCall<Outbox> => ({
   markFailed: (s) => s.outbox.markFailed(`${messageId}-2`, 'boom', instant(3), 5),
   due: (s) => s.outbox.due({ retryBefore: instant(10), staleSentBefore: instant(10), limit: 10 }),
   countByStatus: (s) => s.outbox.countByStatus(),
+  countOpen: (s) => s.outbox.countOpen(),
 });
 
 /**

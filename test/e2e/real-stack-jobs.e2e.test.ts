@@ -41,6 +41,7 @@ describe('scheduled jobs and the audit on the real stack', () => {
       SECKILL_OUTBOX_RELAY_MS: '500',
       SECKILL_OUTBOX_PENDING_GRACE_MS: '500',
       SECKILL_KAFKA_REQUEST_TIMEOUT_MS: '500',
+      SECKILL_METRICS_PORT: '0',
     });
     const productId = await api.listProduct({ name: 'Drone', stock: 20, perUserLimit: 1, maxPerOrder: 1 });
     await stack!.broker.freeze();
@@ -60,7 +61,7 @@ describe('scheduled jobs and the audit on the real stack', () => {
     await stack!.broker.thaw();
     await drained(service, 120_000);
     expect(await flood.decide()).toEqual({ sold: 20, undecided: 0, maxUnitsPerBuyer: 1 });
-    const metrics = await fetch(`${service.url}/metrics`).then((r) => r.text());
+    const metrics = await fetch(`${service.metricsUrl}/metrics`).then((r) => r.text());
     expect(metrics).toMatch(/seckill_outbox_published_total\{topic="seckill.orders.reserved"\} \d+/);
   });
 

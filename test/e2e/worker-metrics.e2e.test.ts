@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it } from '@jest/globals';
 import { loadConfig } from '../../src/infrastructure/config.js';
 import { createLogger } from '../../src/infrastructure/logger.js';
 import { SeckillService } from '../../src/infrastructure/service.js';
+import { eventually } from '../support/contract-helpers.js';
 import { drained } from '../support/drained.js';
 
 const startWorker = (env: Record<string, string>) => {
@@ -23,8 +24,8 @@ describe('a worker without the API', () => {
     worker = null;
   });
 
-  it('serves its own counters on SECKILL_WORKER_METRICS_PORT, so its commits are scraped', async () => {
-    worker = await startWorker({ SECKILL_WORKER_METRICS_PORT: '0' });
+  it('serves its own counters on SECKILL_METRICS_PORT, so its commits are scraped', async () => {
+    worker = await startWorker({ SECKILL_METRICS_PORT: '0', SECKILL_METRICS_SAMPLE_MS: '100' });
     const product = await worker.app.products.list(
       { name: 'Lamp', stock: 3, perUserLimit: 1, maxPerOrder: 1, saleStartsAt: null, saleEndsAt: null },
       'c',
@@ -38,18 +39,33 @@ describe('a worker without the API', () => {
     expect(placed.ok).toBe(true);
     await drained(worker);
 
-    const metrics = await fetch(`${worker.metricsUrl}/metrics`);
-    expect(metrics.status).toBe(200);
-    const text = await metrics.text();
-    expect(text).toMatch(/^seckill_orders_committed_total 1$/m);
-    expect(text).toMatch(new RegExp(`^seckill_gate_stock\\{product="${product.productId}"\\} 2$`, 'm'));
+    expect(worker.metricsUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    const scrape = async () => {
+      const metrics = await fetch(`${worker!.metricsUrl}/metrics`);
+      expect(metrics.status).toBe(200);
+      return metrics.text();
+    };
+    expect(await scrape()).toMatch(/^seckill_orders_committed_total 1$/m);
+    // the gauges are sampled every 100 ms here: the next reading sees the unit sold
+    await eventually(async () => {
+      expect(await scrape()).toMatch(
+        new RegExp(`^seckill_gate_stock\\{product="${product.productId}"\\} 2$`, 'm'),
+      );
+    });
     expect((await fetch(`${worker.metricsUrl}/readyz`)).status).toBe(200);
     // the API is not there
-    expect((await fetch(`${worker.metricsUrl}/api/v1/products/${product.productId}`)).status).toBe(404);
+    const api = await fetch(`${worker.metricsUrl}/api/v1/products/${product.productId}`);
+    expect(api.status).toBe(404);
+    expect(api.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+  });
+
+  it('still opens the port on SECKILL_WORKER_METRICS_PORT, the deprecated name', async () => {
+    worker = await startWorker({ SECKILL_WORKER_METRICS_PORT: '0' });
+    expect((await fetch(`${worker.metricsUrl}/metrics`)).status).toBe(200);
   });
 
   it('opens no port when the setting is absent', async () => {
     worker = await startWorker({});
-    expect(() => worker!.metricsUrl).toThrow(/no worker metrics port/);
+    expect(() => worker!.metricsUrl).toThrow(/no metrics port is open/);
   });
 });

@@ -3,7 +3,7 @@ import { AnswerRates } from './answer-rates.js';
 import type { HttpDependencies, RouteContext } from './dependencies.js';
 import { notFound, problemAnswers } from './error-mapping.js';
 import { InFlightBound } from './middleware/admission.js';
-import { requestTracker, trackRequests } from './middleware/tracking.js';
+import { keepRouteBase, requestTracker, trackRequests } from './middleware/tracking.js';
 import { mountOps } from './ops.js';
 import { adminRouter } from './routes/admin.js';
 import { mountDocs } from './routes/docs.js';
@@ -37,9 +37,15 @@ export const createHttpApp = (deps: HttpDependencies): express.Express => {
   // the flood's route first, ahead of every middleware the other routes go through
   app.post(ORDER_ROUTE, placeOrderRoute(ctx, track));
   app.use(trackRequests(track));
-  mountOps(app, deps);
+  mountOps(app, {
+    health: deps.health,
+    observer: deps.observer,
+    metrics:
+      deps.metricsToken === null ? { kind: 'closed' } : { kind: 'credential', token: deps.metricsToken },
+    readiness: { kind: 'admins', tokens: deps.tokens },
+  });
   mountDocs(app, deps);
-  for (const router of API_ROUTERS) app.use('/api/v1', router(ctx));
+  for (const router of API_ROUTERS) app.use('/api/v1', keepRouteBase, router(ctx));
 
   app.use(notFound);
   app.use(problemAnswers(deps.logger));

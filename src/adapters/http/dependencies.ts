@@ -51,6 +51,8 @@ export type HttpDependencies = Readonly<{
   version: string;
   /** names this process in the dashboard's rates (they are counted per process) */
   instance: string;
+  /** the credential that opens GET /metrics on the API port (SECKILL_METRICS_TOKEN); null: closed there */
+  metricsToken: string | null;
 }>;
 
 /** What every route gets: the dependencies, and this process's order answer rates (counted by the order route,

@@ -43,11 +43,9 @@ export const Product = z
     saleEndsAt: z.iso.datetime().nullable(),
     perUserLimit: z.number().int(),
     maxPerOrder: z.number().int(),
-    requirePathToken: z
-      .boolean()
-      .meta({
-        description: 'orders must carry a sale path token (POST /api/v1/seckill/products/{productId}/path)',
-      }),
+    requirePathToken: z.boolean().meta({
+      description: 'orders must carry a sale path token (POST /api/v1/seckill/products/{productId}/path)',
+    }),
   })
   .meta({ id: 'Product' });
 
@@ -113,13 +111,14 @@ export const SaleFigures = z
         released: z.partialRecord(ReleaseReason, z.number().int()),
       }),
     ),
-    outbox: z.object({
-      pending: z.number().int(),
-      sent: z.number().int(),
-      consumed: z.number().int(),
-      failed: z.number().int(),
-      dead: z.number().int(),
-    }),
+    outbox: z
+      .object({
+        pending: z.number().int(),
+        sent: z.number().int(),
+        failed: z.number().int(),
+        dead: z.number().int(),
+      })
+      .meta({ description: 'the rows not consumed yet, by status (consumed rows are not counted)' }),
     consumerLag: z.array(z.object({ groupId: z.string(), topic: z.string(), lag: z.number().int() })),
     rates: z.object({
       acceptedPerSecond: z.number(),
@@ -128,3 +127,14 @@ export const SaleFigures = z
     }),
   })
   .meta({ id: 'SaleFigures' });
+
+export const Readiness = z
+  .object({
+    status: z.enum(['ready', 'not ready']),
+    checks: z.record(z.string(), z.enum(['ok', 'failing'])),
+    details: z
+      .record(z.string(), z.string())
+      .optional()
+      .meta({ description: "the failing checks' error messages: admins and the metrics port only" }),
+  })
+  .meta({ id: 'Readiness' });

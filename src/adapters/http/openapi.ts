@@ -12,6 +12,7 @@ import {
   Problem,
   Product,
   ProductRecord,
+  Readiness,
   ReconciliationReport,
   SalePathGrant,
   SaleFigures,
@@ -283,9 +284,14 @@ const paths: ZodOpenApiPathsObject = {
     get: {
       operationId: 'readiness',
       summary: 'Every dependency answers',
+      description:
+        "Each check is `ok` or `failing`. An admin bearer token also gets `details`: the failing checks' error " +
+        'messages (on the metrics port, SECKILL_METRICS_PORT on loopback, everyone gets them). Any other token ' +
+        'is ignored: a probe never fails for it.',
+      security: [{}, { bearer: [] }],
       responses: {
-        '200': ok('ready', z.object({ status: z.string(), checks: z.record(z.string(), z.string()) })),
-        '503': ok('not ready', z.object({ status: z.string(), checks: z.record(z.string(), z.string()) })),
+        '200': ok('ready', Readiness),
+        '503': ok('not ready', Readiness),
       },
     },
   },
@@ -293,7 +299,18 @@ const paths: ZodOpenApiPathsObject = {
     get: {
       operationId: 'metrics',
       summary: 'Prometheus metrics',
-      responses: { '200': { description: 'text exposition format', content: { 'text/plain': {} } } },
+      description:
+        'On the API port, only with the SECKILL_METRICS_TOKEN credential: `Authorization: Bearer <token>`, or ' +
+        'HTTP Basic with the token as the password. Without SECKILL_METRICS_TOKEN it is closed here (404). The ' +
+        'metrics port (SECKILL_METRICS_PORT, on loopback by default) serves it without a credential.',
+      security: [{ metricsBearer: [] }, { metricsBasic: [] }],
+      responses: {
+        '200': { description: 'text exposition format', content: { 'text/plain': {} } },
+        '401': problem('MISSING_CREDENTIAL or INVALID_CREDENTIAL (with a WWW-Authenticate challenge)'),
+        '404': problem(
+          'METRICS_NOT_SERVED: SECKILL_METRICS_TOKEN is not set; scrape the metrics port instead',
+        ),
+      },
     },
   },
 };
@@ -311,7 +328,20 @@ export const openApiDocument = (version: string): ReturnType<typeof createDocume
         'Flash-sale order service. Errors are application/problem+json with a stable `code`. Tokens are HS256 JWTs (`sub` user id, `role` user or admin).',
     },
     components: {
-      securitySchemes: { bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } },
+      securitySchemes: {
+        bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' },
+        metricsBearer: {
+          type: 'http',
+          scheme: 'bearer',
+          description: 'SECKILL_METRICS_TOKEN, for GET /metrics on the API port',
+        },
+        metricsBasic: {
+          type: 'http',
+          scheme: 'basic',
+          description:
+            'any user name, SECKILL_METRICS_TOKEN as the password, for GET /metrics on the API port',
+        },
+      },
     },
     paths,
   });

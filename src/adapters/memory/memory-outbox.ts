@@ -1,5 +1,6 @@
 import {
   type NewOutboxMessage,
+  type OpenOutboxStatus,
   type Outbox,
   type OutboxMessage,
   OutboxStatus,
@@ -100,6 +101,18 @@ export class MemoryOutbox implements Outbox {
       [OutboxStatus.DEAD]: 0,
     };
     for (const row of this.session.rows('outbox')) counts[row.status] += 1;
+    return Promise.resolve(counts);
+  }
+
+  countOpen(): Promise<Record<OpenOutboxStatus, number>> {
+    const counts: Record<OpenOutboxStatus, number> = {
+      [OutboxStatus.PENDING]: 0,
+      [OutboxStatus.SENT]: 0,
+      [OutboxStatus.FAILED]: 0,
+      [OutboxStatus.DEAD]: 0,
+    };
+    for (const row of this.session.rows('outbox'))
+      if (row.status !== OutboxStatus.CONSUMED) counts[row.status] += 1;
     return Promise.resolve(counts);
   }
 

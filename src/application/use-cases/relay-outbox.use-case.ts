@@ -61,9 +61,10 @@ export class RelayOutbox {
 
   /** Keeps the outbox gauge current: a rising DEAD count is what operators alert on. */
   private async publishLevels(): Promise<void> {
-    const counts = await this.outbox.countByStatus();
+    const counts = await this.outbox.countOpen();
     for (const [name, status] of Object.entries(OutboxStatus))
-      this.metrics.gauge('outbox_rows', counts[status], { status: name.toLowerCase() });
+      if (status !== OutboxStatus.CONSUMED)
+        this.metrics.gauge('outbox_rows', counts[status], { status: name.toLowerCase() });
   }
 
   private async giveUp(row: OutboxMessage, error: string, now: string, report: RelayReport): Promise<void> {

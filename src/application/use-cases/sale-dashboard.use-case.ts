@@ -7,6 +7,7 @@ import {
   type Outbox,
   type OrderReadModel,
   OutboxStatus,
+  type ProductRecord,
   type StockGate,
 } from '../ports/index.js';
 
@@ -25,7 +26,8 @@ export type ProductFigures = Readonly<{
   released: Partial<Record<ReleaseReason, number>>;
 }>;
 
-export type OutboxFigures = Readonly<Record<'pending' | 'sent' | 'consumed' | 'failed' | 'dead', number>>;
+/** The outbox rows not consumed yet (consumed rows, most of a table that is never pruned, are not counted). */
+export type OutboxFigures = Readonly<Record<'pending' | 'sent' | 'failed' | 'dead', number>>;
 
 export type SaleFigures = Readonly<{
   at: string;
@@ -37,7 +39,6 @@ export type SaleFigures = Readonly<{
 const OUTBOX_NAMES = {
   pending: OutboxStatus.PENDING,
   sent: OutboxStatus.SENT,
-  consumed: OutboxStatus.CONSUMED,
   failed: OutboxStatus.FAILED,
   dead: OutboxStatus.DEAD,
 } as const;
@@ -53,21 +54,24 @@ export type SaleDashboardDeps = Readonly<{
 }>;
 
 /**
- * The figures an operator watches during a sale, gathered in one pass: per product the gate, MySQL and the
- * orders by status; the outbox by status; how far the consumers are behind. Each call also sets the gauges
- * Prometheus scrapes, so the Grafana dashboard and the live page show the same numbers.
+ * The figures an operator watches during a sale: per product the gate, MySQL and the orders by status; the
+ * outbox rows not consumed yet; how far the consumers are behind. `gather` reads them all for the live page
+ * and sets the gauges Prometheus scrapes on the way, so the Grafana dashboard and the page show the same
+ * numbers; `refreshGauges` reads only what the gauges show, for the metrics sampler.
  */
 export class SaleDashboard {
   constructor(private readonly deps: SaleDashboardDeps) {}
 
   async gather(): Promise<SaleFigures> {
-    const { inventory, orders, gate, outbox, lag, metrics } = this.deps;
+    const { inventory, orders } = this.deps;
+    const listed = await inventory.list();
+    const gateStocks = await this.readStocks(listed);
     const products: ProductFigures[] = [];
-    for (const product of await inventory.list()) {
-      const gateStock = await gate.stockLeft(product.productId);
+    for (const [index, product] of listed.entries()) {
       let sold = 0;
       let reserved = 0;
       const released: Partial<Record<ReleaseReason, number>> = {};
+      // one query per product, one after the other: the page must not take the order path's connections
       for (const tally of await orders.tally(product.productId)) {
         if (tally.status === 'COMMITTED' || tally.status === 'PAID') sold += tally.units;
         else if (tally.status === 'RESERVED') reserved += tally.units;
@@ -76,25 +80,55 @@ export class SaleDashboard {
       products.push({
         productId: product.productId,
         name: product.name,
-        gateStock,
+        gateStock: gateStocks[index] ?? null,
         mysqlStock: product.stock,
         sold,
         reserved,
         released,
       });
+    }
+    const outbox = await this.readOutbox();
+    const consumerLag = await this.readLag();
+    return { at: this.deps.now(), products, outbox, consumerLag };
+  }
+
+  /**
+   * Sets the gauges (gate and MySQL stock per product, outbox rows, consumer lag) from one fresh reading, and
+   * reads nothing else: the orders tally per product is the live page's alone.
+   */
+  async refreshGauges(): Promise<void> {
+    await this.readStocks(await this.deps.inventory.list());
+    await this.readOutbox();
+    await this.readLag();
+  }
+
+  /** Each product's gate stock (null: not loaded), read together; sets the stock gauges. */
+  private async readStocks(products: readonly ProductRecord[]): Promise<Array<number | null>> {
+    const { gate, metrics } = this.deps;
+    const gateStocks = await Promise.all(products.map((p) => gate.stockLeft(p.productId)));
+    for (const [index, product] of products.entries()) {
       const labels = { product: String(product.productId) };
+      const gateStock = gateStocks[index] ?? null;
       if (gateStock !== null) metrics.gauge('gate_stock', gateStock, labels);
       metrics.gauge('mysql_stock', product.stock, labels);
     }
-    const counts = await outbox.countByStatus();
-    const outboxFigures = Object.fromEntries(
+    return gateStocks;
+  }
+
+  private async readOutbox(): Promise<OutboxFigures> {
+    const counts = await this.deps.outbox.countOpen();
+    const figures = Object.fromEntries(
       Object.entries(OUTBOX_NAMES).map(([name, status]) => [name, counts[status]]),
     ) as Record<keyof typeof OUTBOX_NAMES, number>;
-    for (const [name, value] of Object.entries(outboxFigures))
-      metrics.gauge('outbox_rows', value, { status: name });
-    const consumerLag = await lag.lag();
+    for (const [name, value] of Object.entries(figures))
+      this.deps.metrics.gauge('outbox_rows', value, { status: name });
+    return figures;
+  }
+
+  private async readLag(): Promise<GroupLag[]> {
+    const consumerLag = await this.deps.lag.lag();
     for (const group of consumerLag)
-      metrics.gauge('consumer_lag', group.lag, { group: group.groupId, topic: group.topic });
-    return { at: this.deps.now(), products, outbox: outboxFigures, consumerLag };
+      this.deps.metrics.gauge('consumer_lag', group.lag, { group: group.groupId, topic: group.topic });
+    return consumerLag;
   }
 }

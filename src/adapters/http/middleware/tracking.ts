@@ -4,7 +4,7 @@ import type { HttpObserver } from '../dependencies.js';
 import type { Principal } from '../tokens.js';
 
 /** What the middleware leaves on `res.locals` for the routes. */
-export type Locals = { correlationId: string; principal?: Principal };
+export type Locals = { correlationId: string; principal?: Principal; routeBase?: string };
 
 export const locals = (res: Response): Locals => res.locals as Locals;
 
@@ -23,12 +23,27 @@ export const requestTracker =
     locals(res).correlationId = correlationId;
     res.setHeader('X-Request-Id', correlationId);
     res.on('finish', () => {
-      const path =
-        route ?? `${req.baseUrl}${(req.route as { path?: string } | undefined)?.path ?? 'unmatched'}`;
       const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-      observer.request(req.method, path, res.statusCode, seconds);
+      observer.request(req.method, route ?? matchedRoute(req, res), res.statusCode, seconds);
     });
   };
+
+/** The route express matched, with the path its router is mounted on; `unmatched` when none matched. */
+const matchedRoute = (req: Request, res: Response): string => {
+  const path = (req.route as { path?: string } | undefined)?.path;
+  if (path === undefined) return 'unmatched';
+  // an error leaving a router resets req.baseUrl before the answer is sent: the mount path kept on the way in
+  return `${locals(res).routeBase ?? req.baseUrl}${path}`;
+};
+
+/**
+ * Mounted with each router: keeps the router's mount path, so that an error answered after it left the router
+ * is labelled with the same route (`/api/v1/orders/:orderId`) as a success of that route.
+ */
+export const keepRouteBase: RequestHandler = (req, res, next) => {
+  locals(res).routeBase = req.baseUrl;
+  next();
+};
 
 /** The tracker as a middleware, for every route but the order route (which tracks itself). */
 export const trackRequests =
