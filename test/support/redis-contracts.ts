@@ -4,10 +4,12 @@ import { Cluster } from 'ioredis';
 import { connectRedis, type RedisClient } from '../../src/adapters/redis/redis-connection.js';
 import { RedisLock } from '../../src/adapters/redis/redis-lock.js';
 import { RedisRateLimiter } from '../../src/adapters/redis/redis-rate-limiter.js';
+import { RedisSalePaths } from '../../src/adapters/redis/redis-sale-paths.js';
 import { RedisSoldOutFlags } from '../../src/adapters/redis/redis-sold-out-flags.js';
 import { GATE_SCRIPTS, RedisStockGate } from '../../src/adapters/redis/redis-stock-gate.js';
 import { duplicateRequestLockContract } from '../contract/duplicate-request-lock.contract.js';
 import { rateLimiterContract } from '../contract/rate-limiter.contract.js';
+import { salePathsContract } from '../contract/sale-paths.contract.js';
 import { soldOutFlagsContract } from '../contract/sold-out-flags.contract.js';
 import { stockGateContract } from '../contract/stock-gate.contract.js';
 
@@ -79,6 +81,9 @@ export const redisContracts = (label: string, url: () => string): void => {
   );
   rateLimiterContract(`RedisRateLimiter (${label})`, (options) =>
     Promise.resolve(new RedisRateLimiter(client, { ...options, namespace: freshNamespace() })),
+  );
+  salePathsContract(`RedisSalePaths (${label})`, () =>
+    Promise.resolve(new RedisSalePaths(client, freshNamespace())),
   );
   soldOutFlagsContract(`RedisSoldOutFlags (${label})`, async (marks) => {
     const ns = freshNamespace();
