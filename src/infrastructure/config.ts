@@ -217,6 +217,26 @@ export class ConfigError extends Error {
   }
 }
 
+/** The budgets and the bound on orders in flight (DESIGN §3, Admission). */
+const admissionOf = (e: z.infer<typeof EnvSchema>): Config['admission'] => ({
+  address: {
+    // with the development secret the service listens on loopback alone: every client has a local address,
+    // and one budget for all of them would be a budget for the whole machine
+    points: e.SECKILL_ADDRESS_RATE_LIMIT_POINTS ?? (e.SECKILL_JWT_SECRET ? 200 : 0),
+    windowSeconds: e.SECKILL_ADDRESS_RATE_LIMIT_WINDOW_SECONDS,
+  },
+  write: {
+    points: e.SECKILL_WRITE_RATE_LIMIT_POINTS,
+    windowSeconds: e.SECKILL_WRITE_RATE_LIMIT_WINDOW_SECONDS,
+  },
+  read: {
+    points: e.SECKILL_READ_RATE_LIMIT_POINTS,
+    windowSeconds: e.SECKILL_READ_RATE_LIMIT_WINDOW_SECONDS,
+  },
+  ordersInFlightMax: e.SECKILL_ORDERS_IN_FLIGHT_MAX,
+  trustProxy: trustProxyOf(e.SECKILL_TRUST_PROXY),
+});
+
 /** Reads the environment into a typed config; a bad value stops the process with the variable named. */
 export const loadConfig = (env: NodeJS.ProcessEnv = process.env): Config => {
   const parsed = EnvSchema.safeParse(env);
@@ -273,24 +293,7 @@ export const loadConfig = (env: NodeJS.ProcessEnv = process.env): Config => {
     logLevel: e.SECKILL_LOG_LEVEL,
     demoProduct: (e.SECKILL_DEMO_PRODUCT ?? (e.SECKILL_PROFILE === 'memory' ? 'true' : 'false')) === 'true',
     rateLimit: { points: e.SECKILL_RATE_LIMIT_POINTS, windowSeconds: e.SECKILL_RATE_LIMIT_WINDOW_SECONDS },
-    admission: {
-      address: {
-        // with the development secret the service listens on loopback alone: every client has a local address,
-        // and one budget for all of them would be a budget for the whole machine
-        points: e.SECKILL_ADDRESS_RATE_LIMIT_POINTS ?? (e.SECKILL_JWT_SECRET ? 200 : 0),
-        windowSeconds: e.SECKILL_ADDRESS_RATE_LIMIT_WINDOW_SECONDS,
-      },
-      write: {
-        points: e.SECKILL_WRITE_RATE_LIMIT_POINTS,
-        windowSeconds: e.SECKILL_WRITE_RATE_LIMIT_WINDOW_SECONDS,
-      },
-      read: {
-        points: e.SECKILL_READ_RATE_LIMIT_POINTS,
-        windowSeconds: e.SECKILL_READ_RATE_LIMIT_WINDOW_SECONDS,
-      },
-      ordersInFlightMax: e.SECKILL_ORDERS_IN_FLIGHT_MAX,
-      trustProxy: trustProxyOf(e.SECKILL_TRUST_PROXY),
-    },
+    admission: admissionOf(e),
     pathTokenTtlMs: e.SECKILL_PATH_TOKEN_TTL_MS,
     soldOutFlagTtlMs: e.SECKILL_SOLD_OUT_FLAG_TTL_MS,
     lockLeaseMs: e.SECKILL_LOCK_LEASE_MS,
