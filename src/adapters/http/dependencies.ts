@@ -14,7 +14,6 @@ import type {
   SaleDashboard,
   WatchOrder,
 } from '../../application/index.js';
-import type { InFlightBound } from './middleware/admission.js';
 import type { AnswerRates } from './answer-rates.js';
 import type { JwtTokens } from './tokens.js';
 
@@ -57,4 +56,9 @@ export type HttpDependencies = Readonly<{
 
 /** What every route gets: the dependencies, and this process's order answer rates (counted by the order route,
  * shown by the dashboard's). */
-export type RouteContext = HttpDependencies & Readonly<{ rates: AnswerRates; inFlight: InFlightBound }>;
+export type RouteContext = HttpDependencies &
+  Readonly<{
+    rates: AnswerRates;
+    /** the bound on orders in flight in this process (middleware/admission.ts) */
+    inFlight: Readonly<{ enter(): boolean; leave(): void }>;
+  }>;
