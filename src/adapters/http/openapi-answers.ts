@@ -104,6 +104,7 @@ export const SaleFigures = z
       z.object({
         productId: z.number().int(),
         name: z.string(),
+        requirePathToken: z.boolean().meta({ description: 'orders go through the sale path' }),
         gateStock: z.number().int().nullable(),
         mysqlStock: z.number().int(),
         sold: z.number().int(),

@@ -14,6 +14,8 @@ import {
 export type ProductFigures = Readonly<{
   productId: number;
   name: string;
+  /** orders go through the sale path (a single-use token per order) */
+  requirePathToken: boolean;
   /** what buyers meet: the gate's stock, null while the gate is not loaded */
   gateStock: number | null;
   /** MySQL's stock: what it has not committed yet */
@@ -80,6 +82,7 @@ export class SaleDashboard {
       products.push({
         productId: product.productId,
         name: product.name,
+        requirePathToken: product.requirePathToken,
         gateStock: gateStocks[index] ?? null,
         mysqlStock: product.stock,
         sold,
