@@ -378,21 +378,34 @@ const burstPhase = async (base: string, run: Run, db: string, pid?: number): Pro
   return result;
 };
 
-const realService = async (run: Run, kafka: BenchBroker): Promise<RealPhase> => {
-  const db = `seckill_bench_${run.id}`;
-  const namespace = `bench-${run.id}:`;
+/**
+ * A service of its own: a fresh database and Redis namespace (dropped at cleanup), migrated, then started with
+ * the given admission settings.
+ */
+const freshService = async (
+  run: Run,
+  kafka: BenchBroker,
+  suffix: string,
+  admission: Readonly<Record<string, string>>,
+): Promise<Readonly<{ service: Service; db: string; namespace: string }>> => {
+  const db = `seckill_bench_${run.id}${suffix ? `_${suffix}` : ''}`;
+  const namespace = `bench-${run.id}${suffix ? `-${suffix}` : ''}:`;
   onCleanup(`drop database ${db}`, () => dropDatabase(run.admin, db));
   onCleanup(`delete Redis keys ${namespace}*`, () => dropNamespace(namespace));
-  const serviceEnvironment = serviceEnv({
+  const environment = serviceEnv({
     secret: SECRET,
     mysqlUrl: databaseUrl(db),
     namespace,
     brokers: kafka.brokers,
-    admission: ADMISSION_ON,
+    admission,
     extra: { ...kafka.env, ...TRIED },
   });
-  say(`migrate: ${(await runNode(MAIN, ['migrate'], serviceEnvironment)).trim()}`);
-  const service = await startService(serviceEnvironment);
+  say(`migrate: ${(await runNode(MAIN, ['migrate'], environment)).trim()}`);
+  return { service: await startService(environment), db, namespace };
+};
+
+const realService = async (run: Run, kafka: BenchBroker): Promise<RealPhase> => {
+  const { service, db, namespace } = await freshService(run, kafka, '', ADMISSION_ON);
   const { base } = service;
   const unprobe = probeWhileAlive({ name: 'worker', pid: service.worker?.process.pid });
   say(`service ready on ${base} (${DEPLOYMENT}; database ${db}, namespace ${namespace})`);
@@ -465,20 +478,7 @@ const realService = async (run: Run, kafka: BenchBroker): Promise<RealPhase> => 
  * is the main run's flood against this one.
  */
 const admissionOffPhase = async (run: Run, kafka: BenchBroker): Promise<Record<string, LoadResult>> => {
-  const db = `seckill_bench_${run.id}_open`;
-  const namespace = `bench-${run.id}-open:`;
-  onCleanup(`drop database ${db}`, () => dropDatabase(run.admin, db));
-  onCleanup(`delete Redis keys ${namespace}*`, () => dropNamespace(namespace));
-  const environment = serviceEnv({
-    secret: SECRET,
-    mysqlUrl: databaseUrl(db),
-    namespace,
-    brokers: kafka.brokers,
-    admission: ADMISSION_OFF,
-    extra: { ...kafka.env, ...TRIED },
-  });
-  await runNode(MAIN, ['migrate'], environment);
-  const service = await startService(environment);
+  const { service, db } = await freshService(run, kafka, 'open', ADMISSION_OFF);
   try {
     const floodId = await listProduct(
       service.base,
