@@ -66,6 +66,7 @@ export const ROUTES = {
   payment: (id: string) => `/api/v1/orders/${id}/payment`,
   cancel: (id: string) => `/api/v1/orders/${id}/cancel`,
   product: (id: string) => `/api/v1/products/${id}`,
+  salePath: (id: string) => `/api/v1/seckill/products/${id}/path`,
   adminProducts: '/api/v1/admin/products',
   restock: (id: string) => `/api/v1/admin/products/${id}/stock`,
   reconciliations: '/api/v1/admin/reconciliations',
@@ -79,6 +80,7 @@ const KNOWN_ROUTES: ReadonlyArray<readonly [method: string, pattern: RegExp]> = 
   ['GET', /^\/api\/v1\/orders\/[^/]+\/?$/i],
   ['POST', /^\/api\/v1\/orders\/[^/]+\/(payment|cancel)\/?$/i],
   ['GET', /^\/api\/v1\/products\/[^/]+\/?$/i],
+  ['POST', /^\/api\/v1\/seckill\/products\/[^/]+\/path\/?$/i],
   ['POST', /^\/api\/v1\/admin\/(products|reconciliations)\/?$/i],
   ['POST', /^\/api\/v1\/admin\/products\/[^/]+\/stock\/?$/i],
   ['GET', /^\/api\/v1\/admin\/audit\/?$/i],
@@ -223,7 +225,7 @@ const invalidOrderBody = (fx: FuzzFixture): fc.Arbitrary<Labelled<unknown>> =>
           ),
           value: fc.jsonValue({ maxDepth: 1 }),
         })
-        .filter(({ key }) => key !== 'productId' && key !== 'quantity')
+        .filter(({ key }) => !['productId', 'quantity', 'pathToken'].includes(key))
         .map(
           ({ key, value }) =>
             ['extra field', { productId: fx.openProductId, quantity: 1, [key]: value }] as const,
@@ -1079,6 +1081,7 @@ const KNOWN_TEMPLATES = (fx: FuzzFixture): ReadonlyArray<readonly [allowed: stri
   ['POST', ROUTES.payment(fx.ownerOrderId)],
   ['POST', ROUTES.cancel(fx.ownerOrderId)],
   ['GET', ROUTES.product(String(fx.openProductId))],
+  ['POST', ROUTES.salePath(String(fx.openProductId))],
   ['POST', ROUTES.adminProducts],
   ['POST', ROUTES.restock(String(fx.openProductId))],
   ['POST', ROUTES.reconciliations],
