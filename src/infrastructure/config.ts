@@ -42,6 +42,10 @@ const EnvSchema = z.object({
     .default(''),
   SECKILL_KAFKA_BROKERS: z.string().default('127.0.0.1:9092'),
   SECKILL_JWT_SECRET: z.string().min(32, 'SECKILL_JWT_SECRET must be at least 32 characters').optional(),
+  // HTTP hardening (docs/operations.md): the token policy
+  SECKILL_JWT_MAX_TTL_SECONDS: intFrom(86_400, 60),
+  SECKILL_JWT_ISSUER: z.string().min(1).optional(),
+  SECKILL_JWT_AUDIENCE: z.string().min(1).optional(),
   SECKILL_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   SECKILL_DEMO_PRODUCT: z.enum(['true', 'false']).optional(),
   SECKILL_RATE_LIMIT_POINTS: intFrom(20, 1),
@@ -121,6 +125,8 @@ export type Config = Readonly<{
   jwtSecret: string;
   /** true when no secret was given and the memory profile fell back to the development one */
   usingDevelopmentSecret: boolean;
+  /** what a bearer token must be besides well signed: its longest lifetime, and its iss and aud when set */
+  tokenPolicy: Readonly<{ maxTtlSeconds: number; issuer: string | null; audience: string | null }>;
   logLevel: string;
   demoProduct: boolean;
   rateLimit: Readonly<{ points: number; windowSeconds: number }>;
@@ -148,6 +154,14 @@ export type Config = Readonly<{
   consumerBatchSize: number;
   workerMetricsPort: number | null;
 }>;
+
+type Env = z.output<typeof EnvSchema>;
+
+const tokenPolicyOf = (e: Env): Config['tokenPolicy'] => ({
+  maxTtlSeconds: e.SECKILL_JWT_MAX_TTL_SECONDS,
+  issuer: e.SECKILL_JWT_ISSUER ?? null,
+  audience: e.SECKILL_JWT_AUDIENCE ?? null,
+});
 
 export class ConfigError extends Error {
   constructor(message: string) {
@@ -209,6 +223,7 @@ export const loadConfig = (env: NodeJS.ProcessEnv = process.env): Config => {
       .filter(Boolean),
     jwtSecret: e.SECKILL_JWT_SECRET ?? DEVELOPMENT_SECRET,
     usingDevelopmentSecret: !e.SECKILL_JWT_SECRET,
+    tokenPolicy: tokenPolicyOf(e),
     logLevel: e.SECKILL_LOG_LEVEL,
     demoProduct: (e.SECKILL_DEMO_PRODUCT ?? (e.SECKILL_PROFILE === 'memory' ? 'true' : 'false')) === 'true',
     rateLimit: { points: e.SECKILL_RATE_LIMIT_POINTS, windowSeconds: e.SECKILL_RATE_LIMIT_WINDOW_SECONDS },

@@ -139,7 +139,7 @@ export class SeckillService {
       audit: app.audit,
       queries: app.queries,
       watchOrder: app.watchOrder,
-      tokens: new JwtTokens(this.config.jwtSecret),
+      tokens: new JwtTokens(this.config.jwtSecret, this.config.tokenPolicy),
       health: app.ports.health,
       observer: this.observer(),
       logger: this.logger,

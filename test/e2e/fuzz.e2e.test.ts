@@ -6,6 +6,7 @@ import { ApiClient, inParallel, startMemoryService } from '../support/e2e-servic
 import {
   buildBadTokens,
   CATEGORIES,
+  everyBadToken,
   type FuzzFixture,
   type FuzzRequest,
   hostileRequest,
@@ -163,8 +164,13 @@ describe('fuzzing the HTTP API with hostile requests', () => {
     );
 
   beforeAll(async () => {
-    service = await startMemoryService({ SECKILL_RATE_LIMIT_POINTS: '1000000' });
-    api = new ApiClient(service.url, service.config.jwtSecret);
+    // an issuer and an audience: tokens of another, or of none, are among the attacks
+    service = await startMemoryService({
+      SECKILL_RATE_LIMIT_POINTS: '1000000',
+      SECKILL_JWT_ISSUER: 'https://auth.seckill.test',
+      SECKILL_JWT_AUDIENCE: 'seckill-api',
+    });
+    api = new ApiClient(service.url, service.config.jwtSecret, service.config.tokenPolicy);
     const openProductId = await api.listProduct({ name: 'Fuzz target', stock: 1_000, perUserLimit: 1 });
     const closedProductId = await api.listProduct({
       name: 'Next century',
@@ -188,7 +194,7 @@ describe('fuzzing the HTTP API with hostile requests', () => {
         ['bob', 'eve', 'mallory', 'a.b:c@d-e_f', 'OWNER', 'owner.', 'x'.repeat(64)].map((u) => api.token(u)),
       ),
       adminToken: await api.token('root', 'admin'),
-      badTokens: await buildBadTokens(service.config.jwtSecret),
+      badTokens: await buildBadTokens(service.config.jwtSecret, service.config.tokenPolicy),
     };
     await drained(service);
     before = await snapshot();
@@ -237,6 +243,22 @@ describe('fuzzing the HTTP API with hostile requests', () => {
 
     expect(requests).toHaveLength(RUNS);
     expect(CATEGORIES.filter((c) => (byCategory.get(c) ?? 0) < 50)).toEqual([]);
+    expect(failures).toEqual([]);
+  });
+
+  it("refuses every bad token on every authenticated route with a 401 problem+json, with helmet's headers", async () => {
+    const requests = everyBadToken(fixture);
+    const port = Number(new URL(service.url).port);
+    const outcomes = await inParallel(
+      requests.map((r) => () => send(port, agent, r)),
+      IN_FLIGHT,
+    );
+    const failures = outcomes.flatMap((outcome, index) => {
+      const r = requests[index]!;
+      const problem = 'error' in outcome ? `no answer: ${outcome.error}` : verdict(r, outcome);
+      return problem ? [`${problem} ← ${describeRequest(r)} → ${describeAnswer(outcome)}`] : [];
+    });
+    expect(requests.length).toBeGreaterThan(300);
     expect(failures).toEqual([]);
   });
 

@@ -1,4 +1,4 @@
-import { JwtTokens } from '../../src/adapters/http/tokens.js';
+import { JwtTokens, type TokenPolicy } from '../../src/adapters/http/tokens.js';
 import { loadConfig } from '../../src/infrastructure/config.js';
 import { createLogger } from '../../src/infrastructure/logger.js';
 import { SeckillService } from '../../src/infrastructure/service.js';
@@ -22,11 +22,13 @@ export type Answer = { status: number; contentType: string; body: Record<string,
 export class ApiClient {
   private readonly tokens: JwtTokens;
 
+  /** `policy`: the service's (`service.config.tokenPolicy`) when it asks for an iss, an aud or short lives */
   constructor(
     readonly baseUrl: string,
     secret: string,
+    policy: Partial<TokenPolicy> = {},
   ) {
-    this.tokens = new JwtTokens(secret);
+    this.tokens = new JwtTokens(secret, policy);
   }
 
   token(userId: string, role: 'user' | 'admin' = 'user', ttlSeconds = 3600): Promise<string> {
