@@ -7,7 +7,8 @@ const intFrom = (fallback: number, min = 0) => z.coerce.number().int().min(min).
 const EnvSchema = z.object({
   SECKILL_PROFILE: z.enum(['memory', 'real']).default('memory'),
   PORT: intFrom(3000).pipe(z.number().max(65535)),
-  SECKILL_HOST: z.string().default('0.0.0.0'),
+  /** unset: 127.0.0.1 with the development secret, 0.0.0.0 with a secret of one's own (hostOf) */
+  SECKILL_HOST: z.string().optional(),
   SECKILL_URL: z.url().optional(),
   SECKILL_REDIS_URL: z.string().default('redis://127.0.0.1:6379'),
   SECKILL_MYSQL_URL: z.string().default('mysql://root@127.0.0.1:3306/seckill'),
@@ -157,6 +158,36 @@ export type Config = Readonly<{
 
 type Env = z.output<typeof EnvSchema>;
 
+/** 127.0.0.0/8, ::1 and localhost, however spelled (the URL parser writes each address one way). */
+const isLoopback = (host: string): boolean => {
+  const bare = host.replace(/^\[(.*)\]$/, '$1');
+  let hostname: string;
+  try {
+    hostname = new URL(`http://${bare.includes(':') ? `[${bare}]` : bare}/`).hostname;
+  } catch {
+    return false;
+  }
+  return (
+    hostname === 'localhost' ||
+    /^127\./.test(hostname) ||
+    /^\[(::1|::ffff:7f[0-9a-f]{2}:[0-9a-f]{1,4})\]$/.test(hostname)
+  );
+};
+
+/**
+ * Where the API listens. The development secret is public (it is in this file): a service that signs with it
+ * serves this machine only, by default and by force.
+ */
+const hostOf = (e: Env): string => {
+  if (e.SECKILL_JWT_SECRET) return e.SECKILL_HOST ?? '0.0.0.0';
+  const host = e.SECKILL_HOST ?? '127.0.0.1';
+  if (!isLoopback(host))
+    throw new ConfigError(
+      `SECKILL_HOST=${JSON.stringify(host)} would let other machines in while tokens are signed with the public development secret (anyone could mint an admin token): set SECKILL_JWT_SECRET to a secret of your own (at least 32 characters), or listen on 127.0.0.1`,
+    );
+  return host;
+};
+
 const tokenPolicyOf = (e: Env): Config['tokenPolicy'] => ({
   maxTtlSeconds: e.SECKILL_JWT_MAX_TTL_SECONDS,
   issuer: e.SECKILL_JWT_ISSUER ?? null,
@@ -187,7 +218,7 @@ export const loadConfig = (env: NodeJS.ProcessEnv = process.env): Config => {
   return {
     profile: e.SECKILL_PROFILE,
     port: e.PORT,
-    host: e.SECKILL_HOST,
+    host: hostOf(e),
     serviceUrl: e.SECKILL_URL ?? `http://127.0.0.1:${e.PORT}`,
     redisUrl: e.SECKILL_REDIS_URL,
     mysqlUrl: e.SECKILL_MYSQL_URL,

@@ -21,8 +21,8 @@ const run = async (roles: Roles, command: string): Promise<void> => {
   const logger = createLogger(config.logLevel);
   if (config.usingDevelopmentSecret)
     logger.warn(
-      {},
-      '!!! SECKILL_JWT_SECRET is not set: using the fixed DEVELOPMENT secret. Anyone can mint tokens. Never run it like this in production. !!!',
+      { host: config.host },
+      `!!! SECKILL_JWT_SECRET is not set: using the fixed DEVELOPMENT secret. Anyone can mint tokens. Listening on ${config.host} only: set SECKILL_JWT_SECRET to serve other machines. Never run it like this in production. !!!`,
     );
   let effective = roles;
   if (config.profile === 'memory' && command === 'serve') {
@@ -46,7 +46,7 @@ const run = async (roles: Roles, command: string): Promise<void> => {
     logger.info({ profile: config.profile }, 'worker running');
     return;
   }
-  logger.info({ url: service.url, profile: config.profile }, 'seckill API listening');
+  logger.info({ url: service.url, host: config.host, profile: config.profile }, 'seckill API listening');
   if (config.demoProduct) {
     const productId = await listDemoProduct(service.app.products);
     for (const line of demoBanner(config, service.url, productId)) say(line);

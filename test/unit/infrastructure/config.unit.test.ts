@@ -40,13 +40,60 @@ describe('loadConfig: the token policy', () => {
     expect(refusalOf({ SECKILL_JWT_ISSUER: '' })?.message).toContain('SECKILL_JWT_ISSUER');
     expect(refusalOf({ SECKILL_JWT_AUDIENCE: '' })?.message).toContain('SECKILL_JWT_AUDIENCE');
   });
+});
 
-  it('keeps refusing the real profile without a secret', () => {
-    expect(refusalOf({ SECKILL_PROFILE: 'real' })?.message).toBe(
-      'SECKILL_JWT_SECRET is required on the real profile',
-    );
-    expect(loadConfig({ SECKILL_PROFILE: 'real', SECKILL_JWT_SECRET: SECRET }).usingDevelopmentSecret).toBe(
-      false,
-    );
+describe('loadConfig: where the API listens', () => {
+  it('listens on 127.0.0.1 only with the development secret, on every interface with a secret of one’s own', () => {
+    expect(loadConfig({})).toMatchObject({ usingDevelopmentSecret: true, host: '127.0.0.1' });
+    expect(loadConfig({ SECKILL_JWT_SECRET: SECRET })).toMatchObject({
+      usingDevelopmentSecret: false,
+      host: '0.0.0.0',
+    });
+    expect(loadConfig({ SECKILL_PROFILE: 'real', SECKILL_JWT_SECRET: SECRET }).host).toBe('0.0.0.0');
+  });
+
+  it('takes any loopback address with the development secret', () => {
+    for (const host of [
+      '127.0.0.1',
+      '127.0.0.2',
+      'localhost',
+      '::1',
+      '[::1]',
+      '0:0:0:0:0:0:0:1',
+      '::ffff:127.0.0.1',
+    ])
+      expect(loadConfig({ SECKILL_HOST: host }).host).toBe(host);
+  });
+
+  it('refuses any other address with the development secret, saying to set SECKILL_JWT_SECRET', () => {
+    for (const host of [
+      '0.0.0.0',
+      '::',
+      '',
+      '192.0.2.7',
+      'fd00::2',
+      'example.com',
+      '128.0.0.1',
+      '::ffff:10.0.0.1',
+    ]) {
+      const refusal = refusalOf({ SECKILL_HOST: host });
+      expect({ host, refused: refusal?.message.includes('set SECKILL_JWT_SECRET') }).toEqual({
+        host,
+        refused: true,
+      });
+    }
+  });
+
+  it('takes any address with a secret of one’s own', () => {
+    for (const host of ['0.0.0.0', '::', '192.0.2.7', '127.0.0.1'])
+      expect(loadConfig({ SECKILL_JWT_SECRET: SECRET, SECKILL_HOST: host }).host).toBe(host);
+  });
+
+  it('still refuses the real profile without a secret, whatever the host', () => {
+    for (const host of [undefined, '127.0.0.1', '0.0.0.0'])
+      expect(
+        refusalOf({ SECKILL_PROFILE: 'real', ...(host === undefined ? {} : { SECKILL_HOST: host }) })
+          ?.message,
+      ).toBe('SECKILL_JWT_SECRET is required on the real profile');
   });
 });
