@@ -43,10 +43,14 @@ const EnvSchema = z.object({
     .default(''),
   SECKILL_KAFKA_BROKERS: z.string().default('127.0.0.1:9092'),
   SECKILL_JWT_SECRET: z.string().min(32, 'SECKILL_JWT_SECRET must be at least 32 characters').optional(),
-  // HTTP hardening (docs/operations.md): the token policy
+  // HTTP hardening (docs/operations.md): the token policy, then the HTTP server's bounds
   SECKILL_JWT_MAX_TTL_SECONDS: intFrom(86_400, 60),
   SECKILL_JWT_ISSUER: z.string().min(1).optional(),
   SECKILL_JWT_AUDIENCE: z.string().min(1).optional(),
+  SECKILL_HTTP_REQUEST_TIMEOUT_MS: intFrom(10_000, 100),
+  SECKILL_HTTP_HEADERS_TIMEOUT_MS: intFrom(5_000, 100),
+  SECKILL_HTTP_KEEP_ALIVE_TIMEOUT_MS: intFrom(65_000, 100),
+  SECKILL_HTTP_MAX_CONNECTIONS: intFrom(10_000, 1),
   SECKILL_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   SECKILL_DEMO_PRODUCT: z.enum(['true', 'false']).optional(),
   SECKILL_RATE_LIMIT_POINTS: intFrom(20, 1),
@@ -128,6 +132,17 @@ export type Config = Readonly<{
   usingDevelopmentSecret: boolean;
   /** what a bearer token must be besides well signed: its longest lifetime, and its iss and aud when set */
   tokenPolicy: Readonly<{ maxTtlSeconds: number; issuer: string | null; audience: string | null }>;
+  /** the API server's bounds on a request's arrival, on idle connections and on their number */
+  httpServer: Readonly<{
+    /** the whole request (headers and body) must have arrived within this; Node's default is 300 s */
+    requestTimeoutMs: number;
+    /** its headers within this; Node's default is 60 s */
+    headersTimeoutMs: number;
+    /** an idle keep-alive connection is closed after this */
+    keepAliveTimeoutMs: number;
+    /** connections beyond this are closed as they are accepted */
+    maxConnections: number;
+  }>;
   logLevel: string;
   demoProduct: boolean;
   rateLimit: Readonly<{ points: number; windowSeconds: number }>;
@@ -194,6 +209,20 @@ const tokenPolicyOf = (e: Env): Config['tokenPolicy'] => ({
   audience: e.SECKILL_JWT_AUDIENCE ?? null,
 });
 
+const httpServerOf = (e: Env): Config['httpServer'] => {
+  // Node refuses a server whose headers may take longer than the whole request
+  if (e.SECKILL_HTTP_HEADERS_TIMEOUT_MS > e.SECKILL_HTTP_REQUEST_TIMEOUT_MS)
+    throw new ConfigError(
+      `SECKILL_HTTP_HEADERS_TIMEOUT_MS (${e.SECKILL_HTTP_HEADERS_TIMEOUT_MS}) must not be longer than SECKILL_HTTP_REQUEST_TIMEOUT_MS (${e.SECKILL_HTTP_REQUEST_TIMEOUT_MS})`,
+    );
+  return {
+    requestTimeoutMs: e.SECKILL_HTTP_REQUEST_TIMEOUT_MS,
+    headersTimeoutMs: e.SECKILL_HTTP_HEADERS_TIMEOUT_MS,
+    keepAliveTimeoutMs: e.SECKILL_HTTP_KEEP_ALIVE_TIMEOUT_MS,
+    maxConnections: e.SECKILL_HTTP_MAX_CONNECTIONS,
+  };
+};
+
 export class ConfigError extends Error {
   constructor(message: string) {
     super(message);
@@ -255,6 +284,7 @@ export const loadConfig = (env: NodeJS.ProcessEnv = process.env): Config => {
     jwtSecret: e.SECKILL_JWT_SECRET ?? DEVELOPMENT_SECRET,
     usingDevelopmentSecret: !e.SECKILL_JWT_SECRET,
     tokenPolicy: tokenPolicyOf(e),
+    httpServer: httpServerOf(e),
     logLevel: e.SECKILL_LOG_LEVEL,
     demoProduct: (e.SECKILL_DEMO_PRODUCT ?? (e.SECKILL_PROFILE === 'memory' ? 'true' : 'false')) === 'true',
     rateLimit: { points: e.SECKILL_RATE_LIMIT_POINTS, windowSeconds: e.SECKILL_RATE_LIMIT_WINDOW_SECONDS },

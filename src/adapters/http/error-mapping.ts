@@ -137,14 +137,27 @@ const REASONS: Record<number, string> = {
 const RAW_HEADERS = API_HEADERS.map(([name, value]) => `${name}: ${value}\r\n`).join('');
 
 /**
+ * Whether the connection's current request has its answer already, sent or on its way (Node's internals: the
+ * socket's response, and its parser's request). A request answered before its body arrived (a 401 needs no body)
+ * is one: Node keeps reading the body to throw it away, and the server's timeout may still cut it. A second
+ * answer would be taken by the client for the answer to its next request.
+ */
+const answered = (socket: Duplex): boolean => {
+  const response = Reflect.get(socket, '_httpMessage') as { headersSent?: boolean } | null | undefined;
+  if (response) return response.headersSent === true;
+  const parser = Reflect.get(socket, 'parser') as
+    { incoming?: { complete?: boolean } | null } | null | undefined;
+  return parser?.incoming?.complete === false;
+};
+
+/**
  * Requests Node's HTTP parser refuses before express sees them (bad bytes in the path, oversized headers), and
  * requests that do not arrive within the server's timeouts, still get a problem+json answer with the headers
- * of every other answer: the server's `clientError` listener. Then the connection closes. As in Node's own
- * listener, nothing is written when an answer to this connection is already on its way (it would corrupt it).
+ * of every other answer: the server's `clientError` listener. Then the connection closes; nothing is written
+ * when the request has its answer already.
  */
 export const answerUnreadableRequest = (error: NodeJS.ErrnoException, socket: Duplex): void => {
-  const inFlight = Reflect.get(socket, '_httpMessage') as { headersSent?: boolean } | null | undefined;
-  if (!socket.writable || inFlight?.headersSent) {
+  if (!socket.writable || answered(socket)) {
     socket.destroy();
     return;
   }

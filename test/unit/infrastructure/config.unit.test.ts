@@ -97,3 +97,50 @@ describe('loadConfig: where the API listens', () => {
       ).toBe('SECKILL_JWT_SECRET is required on the real profile');
   });
 });
+
+describe("loadConfig: the HTTP server's bounds", () => {
+  it('cuts a request after 10 s, its headers after 5 s, an idle connection after 65 s, and holds 10,000 connections, by default', () => {
+    expect(loadConfig({}).httpServer).toEqual({
+      requestTimeoutMs: 10_000,
+      headersTimeoutMs: 5_000,
+      keepAliveTimeoutMs: 65_000,
+      maxConnections: 10_000,
+    });
+  });
+
+  it('reads each bound from its variable', () => {
+    expect(
+      loadConfig({
+        SECKILL_HTTP_REQUEST_TIMEOUT_MS: '3000',
+        SECKILL_HTTP_HEADERS_TIMEOUT_MS: '2000',
+        SECKILL_HTTP_KEEP_ALIVE_TIMEOUT_MS: '5000',
+        SECKILL_HTTP_MAX_CONNECTIONS: '500',
+      }).httpServer,
+    ).toEqual({
+      requestTimeoutMs: 3_000,
+      headersTimeoutMs: 2_000,
+      keepAliveTimeoutMs: 5_000,
+      maxConnections: 500,
+    });
+  });
+
+  it('refuses headers that may take longer than the whole request', () => {
+    expect(
+      refusalOf({ SECKILL_HTTP_REQUEST_TIMEOUT_MS: '3000', SECKILL_HTTP_HEADERS_TIMEOUT_MS: '4000' })
+        ?.message,
+    ).toBe(
+      'SECKILL_HTTP_HEADERS_TIMEOUT_MS (4000) must not be longer than SECKILL_HTTP_REQUEST_TIMEOUT_MS (3000)',
+    );
+  });
+
+  it('refuses a bound of 0 (no bound at all) or below its minimum, naming the variable', () => {
+    for (const [name, value] of [
+      ['SECKILL_HTTP_REQUEST_TIMEOUT_MS', '0'],
+      ['SECKILL_HTTP_HEADERS_TIMEOUT_MS', '99'],
+      ['SECKILL_HTTP_KEEP_ALIVE_TIMEOUT_MS', '0'],
+      ['SECKILL_HTTP_MAX_CONNECTIONS', '0'],
+      ['SECKILL_HTTP_MAX_CONNECTIONS', 'many'],
+    ] as const)
+      expect(refusalOf({ [name]: value })?.message).toContain(name);
+  });
+});
