@@ -12,7 +12,8 @@ export { ServiceUnreachable } from './service-calls.js';
  * `seckill simulate`: lists a fresh product on a running service, floods it with repeat clicks from many
  * buyers (driven by autocannon), waits until the pipeline has decided every accepted order, and reports what
  * happened: throughput, latency, answers by code, units sold, oversell, per-buyer holdings and the audit.
- * A client of the HTTP API: it knows the service only by its URL and the secret its tokens are signed with.
+ * A client of the HTTP API: it knows the service only by its URL and how its tokens are signed (the secret and
+ * the token policy).
  */
 
 const TOKEN_TTL_SECONDS = 3600;
@@ -51,15 +52,16 @@ export const runSimulation = async (options: SimulationOptions): Promise<Simulat
   };
   const { base, origin, pathPrefix } = splitUrl(options.url);
   const runId = `${Date.now().toString(36)}${Math.random().toString(36).slice(2, 6)}`;
-  const tokens = new JwtTokens(options.secret);
-  const adminToken = await tokens.sign({ userId: 'simulate-admin', role: 'admin' }, TOKEN_TTL_SECONDS);
+  const tokens = new JwtTokens(options.secret, options.tokenPolicy);
+  const ttlSeconds = Math.min(TOKEN_TTL_SECONDS, tokens.policy.maxTtlSeconds);
+  const adminToken = await tokens.sign({ userId: 'simulate-admin', role: 'admin' }, ttlSeconds);
 
   const productId = await listProduct(base, adminToken, options, runId);
   progress(`simulate ${runId}: product ${productId} listed with stock ${options.stock} at ${base}`);
   const buyers: Buyer[] = await Promise.all(
     Array.from({ length: options.buyers }, async (_, i) => {
       const userId = `sim-${runId}-${i}`;
-      return { userId, token: await tokens.sign({ userId, role: 'user' }, TOKEN_TTL_SECONDS) };
+      return { userId, token: await tokens.sign({ userId, role: 'user' }, ttlSeconds) };
     }),
   );
 

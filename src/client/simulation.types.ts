@@ -1,7 +1,11 @@
+import type { TokenPolicy } from '../adapters/http/tokens.js';
+
 /** What `seckill simulate` is asked to do, and what it reports. */
 export type SimulationOptions = Readonly<{
   url: string;
   secret: string;
+  /** the service's token policy (its iss, aud and longest lifetime), so that its tokens are accepted */
+  tokenPolicy?: Partial<TokenPolicy>;
   buyers: number;
   stock: number;
   perUserLimit: number;

@@ -7,7 +7,8 @@ const intFrom = (fallback: number, min = 0) => z.coerce.number().int().min(min).
 const EnvSchema = z.object({
   SECKILL_PROFILE: z.enum(['memory', 'real']).default('memory'),
   PORT: intFrom(3000).pipe(z.number().max(65535)),
-  SECKILL_HOST: z.string().default('0.0.0.0'),
+  /** unset: 127.0.0.1 with the development secret, 0.0.0.0 with a secret of one's own (hostOf) */
+  SECKILL_HOST: z.string().optional(),
   SECKILL_URL: z.url().optional(),
   SECKILL_REDIS_URL: z.string().default('redis://127.0.0.1:6379'),
   SECKILL_MYSQL_URL: z.string().default('mysql://root@127.0.0.1:3306/seckill'),
@@ -42,6 +43,14 @@ const EnvSchema = z.object({
     .default(''),
   SECKILL_KAFKA_BROKERS: z.string().default('127.0.0.1:9092'),
   SECKILL_JWT_SECRET: z.string().min(32, 'SECKILL_JWT_SECRET must be at least 32 characters').optional(),
+  // HTTP hardening (docs/operations.md): the token policy, then the HTTP server's bounds
+  SECKILL_JWT_MAX_TTL_SECONDS: intFrom(86_400, 60),
+  SECKILL_JWT_ISSUER: z.string().min(1).optional(),
+  SECKILL_JWT_AUDIENCE: z.string().min(1).optional(),
+  SECKILL_HTTP_REQUEST_TIMEOUT_MS: intFrom(10_000, 100),
+  SECKILL_HTTP_HEADERS_TIMEOUT_MS: intFrom(5_000, 100),
+  SECKILL_HTTP_KEEP_ALIVE_TIMEOUT_MS: intFrom(65_000, 100),
+  SECKILL_HTTP_MAX_CONNECTIONS: intFrom(10_000, 1),
   SECKILL_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   SECKILL_DEMO_PRODUCT: z.enum(['true', 'false']).optional(),
   SECKILL_RATE_LIMIT_POINTS: intFrom(20),
@@ -156,6 +165,19 @@ export type Config = Readonly<{
   jwtSecret: string;
   /** true when no secret was given and the memory profile fell back to the development one */
   usingDevelopmentSecret: boolean;
+  /** what a bearer token must be besides well signed: its longest lifetime, and its iss and aud when set */
+  tokenPolicy: Readonly<{ maxTtlSeconds: number; issuer: string | null; audience: string | null }>;
+  /** the API server's bounds on a request's arrival, on idle connections and on their number */
+  httpServer: Readonly<{
+    /** the whole request (headers and body) must have arrived within this; Node's default is 300 s */
+    requestTimeoutMs: number;
+    /** its headers within this; Node's default is 60 s */
+    headersTimeoutMs: number;
+    /** an idle keep-alive connection is closed after this */
+    keepAliveTimeoutMs: number;
+    /** connections beyond this are closed as they are accepted */
+    maxConnections: number;
+  }>;
   logLevel: string;
   demoProduct: boolean;
   /** order requests per buyer per window (points 0: off) */
@@ -210,6 +232,58 @@ export type Config = Readonly<{
   }>;
 }>;
 
+type Env = z.output<typeof EnvSchema>;
+
+/** 127.0.0.0/8, ::1 and localhost, however spelled (the URL parser writes each address one way). */
+const isLoopback = (host: string): boolean => {
+  const bare = host.replace(/^\[(.*)\]$/, '$1');
+  let hostname: string;
+  try {
+    hostname = new URL(`http://${bare.includes(':') ? `[${bare}]` : bare}/`).hostname;
+  } catch {
+    return false;
+  }
+  return (
+    hostname === 'localhost' ||
+    /^127\./.test(hostname) ||
+    /^\[(::1|::ffff:7f[0-9a-f]{2}:[0-9a-f]{1,4})\]$/.test(hostname)
+  );
+};
+
+/**
+ * Where the API listens. The development secret is public (it is in this file): a service that signs with it
+ * serves this machine only, by default and by force.
+ */
+const hostOf = (e: Env): string => {
+  if (e.SECKILL_JWT_SECRET) return e.SECKILL_HOST ?? '0.0.0.0';
+  const host = e.SECKILL_HOST ?? '127.0.0.1';
+  if (!isLoopback(host))
+    throw new ConfigError(
+      `SECKILL_HOST=${JSON.stringify(host)} would let other machines in while tokens are signed with the public development secret (anyone could mint an admin token): set SECKILL_JWT_SECRET to a secret of your own (at least 32 characters), or listen on 127.0.0.1`,
+    );
+  return host;
+};
+
+const tokenPolicyOf = (e: Env): Config['tokenPolicy'] => ({
+  maxTtlSeconds: e.SECKILL_JWT_MAX_TTL_SECONDS,
+  issuer: e.SECKILL_JWT_ISSUER ?? null,
+  audience: e.SECKILL_JWT_AUDIENCE ?? null,
+});
+
+const httpServerOf = (e: Env): Config['httpServer'] => {
+  // Node refuses a server whose headers may take longer than the whole request
+  if (e.SECKILL_HTTP_HEADERS_TIMEOUT_MS > e.SECKILL_HTTP_REQUEST_TIMEOUT_MS)
+    throw new ConfigError(
+      `SECKILL_HTTP_HEADERS_TIMEOUT_MS (${e.SECKILL_HTTP_HEADERS_TIMEOUT_MS}) must not be longer than SECKILL_HTTP_REQUEST_TIMEOUT_MS (${e.SECKILL_HTTP_REQUEST_TIMEOUT_MS})`,
+    );
+  return {
+    requestTimeoutMs: e.SECKILL_HTTP_REQUEST_TIMEOUT_MS,
+    headersTimeoutMs: e.SECKILL_HTTP_HEADERS_TIMEOUT_MS,
+    keepAliveTimeoutMs: e.SECKILL_HTTP_KEEP_ALIVE_TIMEOUT_MS,
+    maxConnections: e.SECKILL_HTTP_MAX_CONNECTIONS,
+  };
+};
+
 export class ConfigError extends Error {
   constructor(message: string) {
     super(message);
@@ -254,7 +328,7 @@ export const loadConfig = (env: NodeJS.ProcessEnv = process.env): Config => {
   return {
     profile: e.SECKILL_PROFILE,
     port: e.PORT,
-    host: e.SECKILL_HOST,
+    host: hostOf(e),
     serviceUrl: e.SECKILL_URL ?? `http://127.0.0.1:${e.PORT}`,
     redisUrl: e.SECKILL_REDIS_URL,
     mysqlUrl: e.SECKILL_MYSQL_URL,
@@ -290,6 +364,8 @@ export const loadConfig = (env: NodeJS.ProcessEnv = process.env): Config => {
       .filter(Boolean),
     jwtSecret: e.SECKILL_JWT_SECRET ?? DEVELOPMENT_SECRET,
     usingDevelopmentSecret: !e.SECKILL_JWT_SECRET,
+    tokenPolicy: tokenPolicyOf(e),
+    httpServer: httpServerOf(e),
     logLevel: e.SECKILL_LOG_LEVEL,
     demoProduct: (e.SECKILL_DEMO_PRODUCT ?? (e.SECKILL_PROFILE === 'memory' ? 'true' : 'false')) === 'true',
     rateLimit: { points: e.SECKILL_RATE_LIMIT_POINTS, windowSeconds: e.SECKILL_RATE_LIMIT_WINDOW_SECONDS },

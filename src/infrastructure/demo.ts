@@ -25,7 +25,9 @@ export const demoBanner = (config: Config, url: string, productId: number): stri
   `seckill is serving ${url} on the ${config.profile} profile.`,
   `A demo product is listed: id ${productId}, stock 100, at most 2 per buyer, 1 per order, through the sale path.`,
   ...(config.usingDevelopmentSecret
-    ? ['WARNING: tokens are signed with the fixed development secret (SECKILL_JWT_SECRET unset).']
+    ? [
+        `WARNING: tokens are signed with the fixed development secret (SECKILL_JWT_SECRET unset): listening on ${config.host} only.`,
+      ]
     : []),
   `Get a token, ask for the sale path token (single use, ${config.pathTokenTtlMs / 1000} s), and buy with it:`,
   '  TOKEN=$(npx seckill token --user 7)',

@@ -21,8 +21,8 @@ const run = async (roles: Roles, command: string): Promise<void> => {
   const logger = createLogger(config.logLevel);
   if (config.usingDevelopmentSecret)
     logger.warn(
-      {},
-      '!!! SECKILL_JWT_SECRET is not set: using the fixed DEVELOPMENT secret. Anyone can mint tokens. Never run it like this in production. !!!',
+      { host: config.host },
+      `!!! SECKILL_JWT_SECRET is not set: using the fixed DEVELOPMENT secret. Anyone can mint tokens. Listening on ${config.host} only: set SECKILL_JWT_SECRET to serve other machines. Never run it like this in production. !!!`,
     );
   let effective = roles;
   if (config.profile === 'memory' && command === 'serve') {
@@ -46,7 +46,7 @@ const run = async (roles: Roles, command: string): Promise<void> => {
     logger.info({ profile: config.profile }, 'worker running');
     return;
   }
-  logger.info({ url: service.url, profile: config.profile }, 'seckill API listening');
+  logger.info({ url: service.url, host: config.host, profile: config.profile }, 'seckill API listening');
   if (config.demoProduct) {
     const productId = await listDemoProduct(service.app.products);
     for (const line of demoBanner(config, service.url, productId)) say(line);
@@ -62,7 +62,10 @@ type AuditReport = {
 
 /** The memory profile keeps its event store inside the serving process: ask that process over HTTP. */
 const auditOverHttp = async (config: Config, url: string): Promise<AuditReport> => {
-  const token = await new JwtTokens(config.jwtSecret).sign({ userId: 'seckill-cli', role: 'admin' }, 300);
+  const token = await new JwtTokens(config.jwtSecret, config.tokenPolicy).sign(
+    { userId: 'seckill-cli', role: 'admin' },
+    300,
+  );
   const response = await fetch(`${url}/api/v1/admin/audit`, {
     headers: { authorization: `Bearer ${token}` },
   }).catch((error: unknown) => {
@@ -168,10 +171,15 @@ program
   .description('print a signed bearer token (and nothing else) on stdout')
   .requiredOption('--user <id>', 'the user id (the token subject)')
   .option('--admin', 'give the token the admin role')
-  .option('--ttl <seconds>', 'lifetime in seconds', positiveInt, 3600)
+  .option('--ttl <seconds>', 'lifetime in seconds (at most SECKILL_JWT_MAX_TTL_SECONDS)', positiveInt, 3600)
   .action(async (options: { user: string; admin?: boolean; ttl: number }) => {
     const config = loadConfig();
-    const token = await new JwtTokens(config.jwtSecret).sign(
+    const { maxTtlSeconds } = config.tokenPolicy;
+    if (options.ttl > maxTtlSeconds)
+      throw new ConfigError(
+        `--ttl ${options.ttl} is longer than the service accepts: tokens may live at most ${maxTtlSeconds} s (SECKILL_JWT_MAX_TTL_SECONDS)`,
+      );
+    const token = await new JwtTokens(config.jwtSecret, config.tokenPolicy).sign(
       { userId: options.user, role: options.admin ? 'admin' : 'user' },
       options.ttl,
     );
@@ -194,6 +202,7 @@ program
       ...options,
       url: options.url ?? config.serviceUrl,
       secret: config.jwtSecret,
+      tokenPolicy: config.tokenPolicy,
     });
     // 1 on oversell, a buyer over the limit, a failed audit, undecided orders or unanswered requests
     process.exitCode = report.ok ? 0 : 1;

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
+import { createServer, type RequestListener, type Server } from 'node:http';
 import { hostname } from 'node:os';
 import type { AddressInfo } from 'node:net';
 import { createHttpApp } from '../adapters/http/app.js';
@@ -53,6 +53,47 @@ const baseUrlOf = (server: Server | null, what: string): string => {
   const { address: host, port } = address;
   if (host === '0.0.0.0' || host === '::') return `http://127.0.0.1:${port}`;
   return `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+};
+
+/** Node's default is 2,000; a request of this API has about a dozen, a browser's and a proxy's a few more. */
+const MAX_HEADERS_COUNT = 100;
+
+/**
+ * The API's server, bounded for a flash sale (docs/operations.md, "HTTP hardening"): a request must arrive
+ * within seconds, not Node's 5 minutes, so that slow or stalled clients cannot hold the connections the flood
+ * needs; a request cut that way is answered 408 (answerUnreadableRequest). The bounds apply to receiving the
+ * request only: an answer may last (the order event stream does).
+ */
+const createHttpServer = (limits: Config['httpServer'], app: RequestListener): Server => {
+  const server = createServer(
+    {
+      requestTimeout: limits.requestTimeoutMs,
+      headersTimeout: limits.headersTimeoutMs,
+      keepAliveTimeout: limits.keepAliveTimeoutMs,
+      // how often Node looks for requests over those bounds (30 s by default): a cut is at most a quarter late
+      connectionsCheckingInterval: Math.min(1_000, Math.ceil(limits.headersTimeoutMs / 4)),
+    },
+    app,
+  );
+  server.maxConnections = limits.maxConnections;
+  server.maxHeadersCount = MAX_HEADERS_COUNT;
+  return server;
+};
+
+/** Connections closed for being over SECKILL_HTTP_MAX_CONNECTIONS, said at most every 10 s with their count. */
+const warnOfDroppedConnections = (server: Server, logger: AppLogger): void => {
+  let dropped = 0;
+  let saidAt = 0;
+  server.on('drop', () => {
+    dropped += 1;
+    if (Date.now() - saidAt < 10_000) return;
+    logger.warn(
+      { dropped, maxConnections: server.maxConnections },
+      'connections closed as they came: SECKILL_HTTP_MAX_CONNECTIONS reached',
+    );
+    saidAt = Date.now();
+    dropped = 0;
+  });
 };
 
 const listen = (server: Server, port: number, host: string): Promise<void> =>
@@ -171,7 +212,7 @@ export class SeckillService {
       queries: app.queries,
       watchOrder: app.watchOrder,
       salePath: app.salePath,
-      tokens: new JwtTokens(this.config.jwtSecret),
+      tokens: new JwtTokens(this.config.jwtSecret, this.config.tokenPolicy),
       budgets: app.ports.budgets,
       ordersInFlightMax: this.config.admission.ordersInFlightMax,
       trustProxy: this.config.admission.trustProxy,
@@ -184,9 +225,9 @@ export class SeckillService {
       instance: `${hostname()}:${process.pid}`,
       metricsToken: this.config.metrics.token,
     });
-    const server = createServer(httpApp);
-    server.keepAliveTimeout = 65_000;
+    const server = createHttpServer(this.config.httpServer, httpApp);
     server.on('clientError', answerUnreadableRequest);
+    warnOfDroppedConnections(server, this.logger);
     await listen(server, this.config.port, this.config.host);
     this.server = server;
     this.httpApp = httpApp;

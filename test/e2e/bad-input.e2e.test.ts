@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { SignJWT } from 'jose';
+import { SignJWT, UnsecuredJWT } from 'jose';
 import type { SeckillService } from '../../src/infrastructure/service.js';
 import { ApiClient, type Answer, startMemoryService } from '../support/e2e-service.js';
 import { drained, memoryDatabaseOf } from '../support/drained.js';
@@ -34,8 +34,12 @@ describe('bad input over HTTP', () => {
   };
 
   beforeAll(async () => {
-    service = await startMemoryService({ SECKILL_RATE_LIMIT_POINTS: '1000' });
-    api = new ApiClient(service.url, service.config.jwtSecret);
+    service = await startMemoryService({
+      SECKILL_RATE_LIMIT_POINTS: '1000',
+      SECKILL_JWT_ISSUER: ISSUER,
+      SECKILL_JWT_AUDIENCE: AUDIENCE,
+    });
+    api = new ApiClient(service.url, service.config.jwtSecret, service.config.tokenPolicy);
     productId = await api.listProduct({ name: 'Console', stock: 10, perUserLimit: 2, maxPerOrder: 1 });
     closedProductId = await api.listProduct({
       name: 'Next year',
@@ -89,20 +93,39 @@ describe('bad input over HTTP', () => {
       status: 401,
       code: 'INVALID_TOKEN',
       send: async () =>
-        order({ productId, quantity: 1 }, await new ApiClient(api.baseUrl, 'x'.repeat(40)).token('bob'))(),
+        order(
+          { productId, quantity: 1 },
+          await new ApiClient(api.baseUrl, 'x'.repeat(40), service.config.tokenPolicy).token('bob'),
+        )(),
     },
-    {
-      name: 'expired token',
+    ...tokenCases().map(([name, code, claims]): Case => ({
+      name,
       status: 401,
-      code: 'TOKEN_EXPIRED',
-      send: async () => order({ productId, quantity: 1 }, await expiredToken(service.config.jwtSecret))(),
+      code,
+      send: async () =>
+        order({ productId, quantity: 1 }, await tokenWith(service.config.jwtSecret, claims))(),
+    })),
+    {
+      name: 'an unsigned token (alg none) of an admin',
+      status: 401,
+      code: 'INVALID_TOKEN',
+      send: () =>
+        api.request('GET', '/api/v1/admin/audit', {
+          token: new UnsecuredJWT({ role: 'admin', iss: ISSUER, aud: AUDIENCE })
+            .setSubject('root')
+            .setIssuedAt()
+            .setExpirationTime('1h')
+            .encode(),
+        }),
     },
     {
-      name: 'token with an unknown role',
+      name: 'an admin token that lives until year 33,000, on an admin route',
       status: 401,
       code: 'INVALID_TOKEN',
       send: async () =>
-        order({ productId, quantity: 1 }, await tokenWithRole(service.config.jwtSecret, 'root'))(),
+        api.request('GET', '/api/v1/admin/audit', {
+          token: await tokenWith(service.config.jwtSecret, { sub: 'root', role: 'admin', exp: YEAR_33000 }),
+        }),
     },
     {
       name: 'malformed JSON',
@@ -400,17 +423,37 @@ describe('bad input over HTTP', () => {
   });
 });
 
-const expiredToken = (secret: string) =>
-  new SignJWT({ role: 'user' })
+const ISSUER = 'https://auth.seckill.test';
+const AUDIENCE = 'seckill-api';
+/** 1 January 33,000, in seconds */
+const YEAR_33000 = 979_212_240_000;
+
+const now = (): number => Math.floor(Date.now() / 1000);
+
+/** A token of bob's that the service accepts, with these claims changed (undefined: left out). */
+const tokenWith = (secret: string, claims: Record<string, unknown>) =>
+  new SignJWT({
+    sub: 'bob',
+    role: 'user',
+    iss: ISSUER,
+    aud: AUDIENCE,
+    iat: now(),
+    exp: now() + 600,
+    ...claims,
+  })
     .setProtectedHeader({ alg: 'HS256' })
-    .setSubject('bob')
-    .setIssuedAt(Math.floor(Date.now() / 1000) - 7200)
-    .setExpirationTime(Math.floor(Date.now() / 1000) - 3600)
     .sign(new TextEncoder().encode(secret));
 
-const tokenWithRole = (secret: string, role: string) =>
-  new SignJWT({ role })
-    .setProtectedHeader({ alg: 'HS256' })
-    .setSubject('bob')
-    .setExpirationTime('1h')
-    .sign(new TextEncoder().encode(secret));
+/** Tokens with one thing wrong each, signed with the service's secret: what is wrong, the code, the claims. */
+const tokenCases = (): Array<[string, string, Record<string, unknown>]> => [
+  ['an expired token', 'TOKEN_EXPIRED', { iat: now() - 7200, exp: now() - 3600 }],
+  ['a token with an unknown role', 'INVALID_TOKEN', { role: 'root' }],
+  ['a token that lives until year 33,000', 'INVALID_TOKEN', { exp: YEAR_33000 }],
+  ['a token without iat that lives until year 33,000', 'INVALID_TOKEN', { iat: undefined, exp: YEAR_33000 }],
+  ['a token that lives a day and a second', 'INVALID_TOKEN', { exp: now() + 86_401 }],
+  ['a token issued in an hour', 'INVALID_TOKEN', { iat: now() + 3600, exp: now() + 4200 }],
+  ['a token of another issuer', 'INVALID_TOKEN', { iss: 'https://evil.example' }],
+  ['a token without an issuer', 'INVALID_TOKEN', { iss: undefined }],
+  ['a token for another audience', 'INVALID_TOKEN', { aud: 'another-service' }],
+  ['a token without an audience', 'INVALID_TOKEN', { aud: undefined }],
+];

@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { type Browser, chromium, type Page } from 'playwright-core';
+import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
 import type { SeckillService } from '../../src/infrastructure/service.js';
 import { runSimulation } from '../../src/client/simulate.js';
 import { eventually } from '../support/contract-helpers.js';
@@ -19,15 +19,38 @@ const shown = async (page: Page, productId: number, field: string): Promise<numb
   return Number.isNaN(value) ? null : value;
 };
 
+/**
+ * A page whose Content Security Policy violations are collected, both as the browser reports them to the page
+ * (`securitypolicyviolation` events) and as it logs them on the console.
+ */
+const watchedPage = async (context: BrowserContext): Promise<{ page: Page; violations: string[] }> => {
+  const violations: string[] = [];
+  const page = await context.newPage();
+  await page.exposeFunction('reportViolation', (what: string) => violations.push(what));
+  // an init script runs before the page's own and is not subject to its policy (in the browser's JavaScript:
+  // this project's TypeScript has no DOM types)
+  await page.addInitScript({
+    content: `document.addEventListener('securitypolicyviolation', (event) =>
+      window.reportViolation(event.violatedDirective + ' blocked ' + (event.blockedURI || 'inline code')));`,
+  });
+  page.on('console', (message) => {
+    if (message.text().includes('Content Security Policy')) violations.push(`console: ${message.text()}`);
+  });
+  return { page, violations };
+};
+
 describe('the live dashboard in a browser', () => {
   let service: SeckillService;
   let browser: Browser;
+  let context: BrowserContext;
   let page: Page;
+  let violations: string[];
 
   beforeAll(async () => {
     service = await startMemoryService({ SECKILL_RATE_LIMIT_POINTS: '100000' });
     browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
-    page = await browser.newPage({ viewport: { width: 1200, height: 820 } });
+    context = await browser.newContext({ viewport: { width: 1200, height: 820 } });
+    ({ page, violations } = await watchedPage(context));
   });
 
   afterAll(async () => {
@@ -85,7 +108,46 @@ describe('the live dashboard in a browser', () => {
     expect(await shown(page, report.productId, 'mysqlStock')).toBe(0);
     expect(await shown(page, report.productId, 'reserved')).toBe(0);
 
+    // its script and style are files of the service: the page's strict policy let it work, unviolated
+    expect(violations).toEqual([]);
     mkdirSync(fileURLToPath(new URL('../../docs/', import.meta.url)), { recursive: true });
     await page.screenshot({ path: SCREENSHOT, fullPage: true });
+  });
+
+  it('shows the API in Swagger UI at /docs, and tries a call from there, with no policy violation', async () => {
+    const api = new ApiClient(service.url, service.config.jwtSecret);
+    const productId = await api.listProduct({ name: 'Teapot', stock: 7 });
+    const docs = await watchedPage(context);
+    await docs.page.goto(`${service.url}/docs/`);
+    await docs.page.waitForSelector('.swagger-ui .info .title:has-text("seckill")');
+    const operation = docs.page.locator('#operations-default-getProduct');
+    await operation.locator('.opblock-summary').click();
+    await operation.getByRole('button', { name: 'Try it out' }).click();
+    await operation.locator('input[placeholder="productId"]').fill(String(productId));
+    await operation.getByRole('button', { name: 'Execute' }).click();
+    const answer = operation.locator('.live-responses-table tr.response .response-col_status').first();
+    await answer.waitFor();
+    expect((await answer.textContent())?.trim()).toBe('200');
+    expect(
+      await operation
+        .locator('.live-responses-table tr.response .response-col_description')
+        .first()
+        .textContent(),
+    ).toContain('Teapot');
+    expect(docs.violations).toEqual([]);
+  });
+
+  it('enforces the policy it sends: a script injected into the dashboard does not run, and is reported', async () => {
+    const probe = await watchedPage(context);
+    await probe.page.goto(`${service.url}/dashboard`);
+    await probe.page.waitForSelector('#status');
+    const ran = await probe.page.evaluate(`(() => {
+      const injected = document.createElement('script');
+      injected.textContent = 'window.injectedRan = true';
+      document.body.append(injected);
+      return window.injectedRan === true;
+    })()`);
+    expect(ran).toBe(false);
+    await eventually(() => expect(probe.violations.join('\n')).toContain('script-src'), 5_000, 50);
   });
 });

@@ -1,5 +1,5 @@
 import { request as httpRequest } from 'node:http';
-import { JwtTokens } from '../../src/adapters/http/tokens.js';
+import { JwtTokens, type TokenPolicy } from '../../src/adapters/http/tokens.js';
 import { loadConfig } from '../../src/infrastructure/config.js';
 import type { ContainerOverrides } from '../../src/infrastructure/container.js';
 import { createLogger } from '../../src/infrastructure/logger.js';
@@ -38,11 +38,13 @@ export type Answer = { status: number; contentType: string; body: Record<string,
 export class ApiClient {
   private readonly tokens: JwtTokens;
 
+  /** `policy`: the service's (`service.config.tokenPolicy`) when it asks for an iss, an aud or short lives */
   constructor(
     readonly baseUrl: string,
     secret: string,
+    policy: Partial<TokenPolicy> = {},
   ) {
-    this.tokens = new JwtTokens(secret);
+    this.tokens = new JwtTokens(secret, policy);
   }
 
   token(userId: string, role: 'user' | 'admin' = 'user', ttlSeconds = 3600): Promise<string> {

@@ -875,7 +875,6 @@ const tokensArb = (fx: FuzzFixture): fc.Arbitrary<FuzzRequest> => {
           ...[calls[1], calls[2], calls[3], ...adminCalls].filter((c): c is Call => c !== undefined),
         ),
         fc.constantFrom(
-          (t: string): Header[] => [['authorization', `bearer ${t}`]],
           (t: string): Header[] => [['authorization', `Bearer  ${t}`]],
           (t: string): Header[] => [['authorization', `Bearer ${t} extra`]],
           (t: string): Header[] => [['authorization', t]],
@@ -885,6 +884,23 @@ const tokensArb = (fx: FuzzFixture): fc.Arbitrary<FuzzRequest> => {
         ),
       )
       .map(([call, header]) => send('a valid token in a malformed header', call, header(firstUser))),
+  );
+};
+
+/** Every bad token of the fixture on every authenticated call, each of which must be a 401: no sampling. */
+export const everyBadToken = (fx: FuzzFixture): FuzzRequest[] => {
+  const r = make('tokens');
+  return protectedCalls(fx).flatMap((call) =>
+    fx.badTokens.map(([label, token]) =>
+      r({
+        label: `token: ${label}`,
+        method: call.method,
+        path: call.path,
+        headers: [bearer(token), ...(call.body === undefined ? [] : [JSON_TYPE])],
+        ...(call.body === undefined ? {} : { body: call.body }),
+        expect: [401],
+      }),
+    ),
   );
 };
 
@@ -1413,15 +1429,35 @@ const ODD_ROLES: unknown[] = [
   { admin: true },
 ];
 
-/** Tokens the service must refuse: expired, forged, unsigned, another algorithm, bad claims, tampered. */
-export const buildBadTokens = async (secret: string): Promise<Array<[string, string]>> => {
+/** 1 January 33,000, in seconds */
+const YEAR_33000 = 979_212_240_000;
+
+/**
+ * Tokens the service must refuse: expired, forged, unsigned, another algorithm, bad claims, tampered, living
+ * too long, issued in the future, of another issuer or audience. Apart from what their label says, each
+ * carries what the service's token policy asks for (its iss and aud), so that it is refused for that reason.
+ */
+export const buildBadTokens = async (
+  secret: string,
+  policy: Readonly<{ issuer: string | null; audience: string | null; maxTtlSeconds: number }>,
+): Promise<Array<[string, string]>> => {
   const key = new TextEncoder().encode(secret);
   const otherKey = new TextEncoder().encode('another-secret-that-is-at-least-32-characters-long');
   const exp = now() + 3600;
-  const claims = (extra: Record<string, unknown> = {}) => ({ sub: 'bob', role: 'user', exp, ...extra });
+  const issued = {
+    ...(policy.issuer ? { iss: policy.issuer } : {}),
+    ...(policy.audience ? { aud: policy.audience } : {}),
+  };
+  const claims = (extra: Record<string, unknown> = {}) => ({
+    sub: 'bob',
+    role: 'user',
+    exp,
+    ...issued,
+    ...extra,
+  });
   const hs256 = { alg: 'HS256', typ: 'JWT' };
   const signed = (sub: string, role: string) =>
-    new SignJWT({ role }).setProtectedHeader({ alg: 'HS256' }).setSubject(sub).setIssuedAt();
+    new SignJWT({ role, ...issued }).setProtectedHeader({ alg: 'HS256' }).setSubject(sub).setIssuedAt();
   const valid = craft(hs256, claims(), secret);
   const [h = '', p = '', s = ''] = valid.split('.');
   return [
@@ -1448,7 +1484,26 @@ export const buildBadTokens = async (secret: string): Promise<Array<[string, str
       'the owner, signed with another secret',
       await signed('owner', 'user').setExpirationTime('1h').sign(otherKey),
     ],
-    ['alg none', new UnsecuredJWT({ role: 'admin' }).setSubject('root').setExpirationTime('1h').encode()],
+    [
+      'alg none',
+      new UnsecuredJWT({ role: 'admin', ...issued }).setSubject('root').setExpirationTime('1h').encode(),
+    ],
+    ['exp in year 33,000', craft(hs256, claims({ iat: now(), exp: YEAR_33000 }), secret)],
+    ['exp in year 33,000, no iat', craft(hs256, claims({ exp: YEAR_33000 }), secret)],
+    [
+      'an admin whose exp is in year 33,000',
+      craft(hs256, claims({ sub: 'root', role: 'admin', exp: YEAR_33000 }), secret),
+    ],
+    [
+      'lives a second longer than the maximum',
+      craft(hs256, claims({ iat: now(), exp: now() + policy.maxTtlSeconds + 1 }), secret),
+    ],
+    ['issued in an hour', craft(hs256, claims({ iat: now() + 3600, exp: now() + 4200 }), secret)],
+    ['iat a string', craft(hs256, claims({ iat: String(now()) }), secret)],
+    ['another issuer', craft(hs256, claims({ iss: 'https://evil.example' }), secret)],
+    ['no issuer', craft(hs256, claims({ iss: undefined }), secret)],
+    ['another audience', craft(hs256, claims({ aud: 'another-service' }), secret)],
+    ['no audience', craft(hs256, claims({ aud: undefined }), secret)],
     ['alg none with a signature', craft({ alg: 'none', typ: 'JWT' }, claims({ role: 'admin' }), secret)],
     ['alg None', craft({ alg: 'None' }, claims(), secret)],
     ['HS512 with the right secret', craft({ alg: 'HS512' }, claims(), secret, 'sha512')],

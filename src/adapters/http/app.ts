@@ -10,6 +10,7 @@ import { mountDocs } from './routes/docs.js';
 import { ordersRouter } from './routes/orders.js';
 import { ORDER_ROUTE, placeOrderRoute } from './routes/place-order.js';
 import { productsRouter } from './routes/products.js';
+import { API_HEADERS, withHeaders } from './security-headers.js';
 
 /** The routers under `/api/v1`, tried in this order; a new one is a file in routes/ and a line here. */
 const API_ROUTERS: ReadonlyArray<(ctx: RouteContext) => express.Router> = [
@@ -34,8 +35,10 @@ export const createHttpApp = (deps: HttpDependencies): express.Express => {
   };
   const track = requestTracker(deps.ids, deps.observer);
 
-  // the flood's route first, ahead of every middleware the other routes go through
+  // the flood's route first, ahead of every middleware the other routes go through (it sets API_HEADERS itself)
   app.post(ORDER_ROUTE, placeOrderRoute(ctx, track));
+  // helmet's headers on every answer; the pages of mountDocs replace the policy with their own
+  app.use(withHeaders(API_HEADERS));
   app.use(trackRequests(track));
   mountOps(app, {
     health: deps.health,

@@ -1,7 +1,10 @@
 /**
  * The live sale dashboard: one static page that polls `GET /api/v1/admin/dashboard` once a second with the
  * admin token the operator pastes in (kept for the browser tab only, in sessionStorage; `#token=…` in the
- * address fills it in). No assets from elsewhere: it works on a machine with no internet access.
+ * address fills it in). No assets from elsewhere: it works on a machine with no internet access. Its style and
+ * script are files of their own (`/dashboard/dashboard.css`, `/dashboard/dashboard.js`), so that its Content
+ * Security Policy allows no inline code: a script injected into the page would not run, and could not read the
+ * admin token.
  */
 export const DASHBOARD_PAGE = `<!doctype html>
 <html lang="en">
@@ -9,27 +12,7 @@ export const DASHBOARD_PAGE = `<!doctype html>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>seckill · live sale</title>
-<style>
-  :root { font-family: system-ui, sans-serif; color: #1d2330; background: #f5f6f8; }
-  body { margin: 0 auto; max-width: 1200px; padding: 16px 24px; }
-  h1 { font-size: 20px; margin: 0 0 4px; }
-  .sub { color: #5b6475; font-size: 13px; margin-bottom: 16px; }
-  form { display: flex; gap: 8px; margin-bottom: 16px; }
-  input { flex: 1; padding: 6px 8px; font: inherit; border: 1px solid #c5cad3; border-radius: 4px; }
-  button { padding: 6px 14px; font: inherit; border: 0; border-radius: 4px; background: #2f5bd3; color: #fff; }
-  .tiles { display: grid; grid-template-columns: repeat(auto-fit, minmax(160px, 1fr)); gap: 12px; margin-bottom: 16px; }
-  .tile { background: #fff; border-radius: 6px; padding: 10px 14px; box-shadow: 0 1px 2px #0001; }
-  .tile .label { color: #5b6475; font-size: 12px; text-transform: uppercase; letter-spacing: .04em; }
-  .tile .value { font-size: 26px; font-variant-numeric: tabular-nums; }
-  table { width: 100%; border-collapse: collapse; background: #fff; border-radius: 6px; box-shadow: 0 1px 2px #0001; }
-  th, td { padding: 8px 10px; text-align: right; border-bottom: 1px solid #eceef2; font-variant-numeric: tabular-nums; }
-  th:first-child, td:first-child, th:nth-child(2), td:nth-child(2) { text-align: left; }
-  th { font-size: 12px; color: #5b6475; text-transform: uppercase; letter-spacing: .04em; }
-  td.sold { font-weight: 600; color: #1c7a3e; }
-  h2 { font-size: 15px; margin: 20px 0 8px; }
-  #status { font-size: 13px; }
-  #status.error { color: #b3261e; }
-</style>
+<link rel="stylesheet" href="/dashboard/dashboard.css">
 </head>
 <body>
 <h1>seckill · live sale</h1>
@@ -51,8 +34,33 @@ export const DASHBOARD_PAGE = `<!doctype html>
 <table><tbody id="outbox"></tbody></table>
 <h2>Consumer lag</h2>
 <table><tbody id="lag"></tbody></table>
-<script>
-(() => {
+<script src="/dashboard/dashboard.js"></script>
+</body>
+</html>
+`;
+
+export const DASHBOARD_STYLE = `:root { font-family: system-ui, sans-serif; color: #1d2330; background: #f5f6f8; }
+body { margin: 0 auto; max-width: 1200px; padding: 16px 24px; }
+h1 { font-size: 20px; margin: 0 0 4px; }
+.sub { color: #5b6475; font-size: 13px; margin-bottom: 16px; }
+form { display: flex; gap: 8px; margin-bottom: 16px; }
+input { flex: 1; padding: 6px 8px; font: inherit; border: 1px solid #c5cad3; border-radius: 4px; }
+button { padding: 6px 14px; font: inherit; border: 0; border-radius: 4px; background: #2f5bd3; color: #fff; }
+.tiles { display: grid; grid-template-columns: repeat(auto-fit, minmax(160px, 1fr)); gap: 12px; margin-bottom: 16px; }
+.tile { background: #fff; border-radius: 6px; padding: 10px 14px; box-shadow: 0 1px 2px #0001; }
+.tile .label { color: #5b6475; font-size: 12px; text-transform: uppercase; letter-spacing: .04em; }
+.tile .value { font-size: 26px; font-variant-numeric: tabular-nums; }
+table { width: 100%; border-collapse: collapse; background: #fff; border-radius: 6px; box-shadow: 0 1px 2px #0001; }
+th, td { padding: 8px 10px; text-align: right; border-bottom: 1px solid #eceef2; font-variant-numeric: tabular-nums; }
+th:first-child, td:first-child, th:nth-child(2), td:nth-child(2) { text-align: left; }
+th { font-size: 12px; color: #5b6475; text-transform: uppercase; letter-spacing: .04em; }
+td.sold { font-weight: 600; color: #1c7a3e; }
+h2 { font-size: 15px; margin: 20px 0 8px; }
+#status { font-size: 13px; }
+#status.error { color: #b3261e; }
+`;
+
+export const DASHBOARD_SCRIPT = `(() => {
   const $ = (id) => document.getElementById(id);
   const fromHash = new URLSearchParams(location.hash.slice(1)).get('token');
   if (fromHash) { sessionStorage.setItem('seckill-admin-token', fromHash); history.replaceState(null, '', location.pathname); }
@@ -111,7 +119,4 @@ export const DASHBOARD_PAGE = `<!doctype html>
   setInterval(tick, 1000);
   tick();
 })();
-</script>
-</body>
-</html>
 `;

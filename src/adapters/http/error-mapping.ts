@@ -11,6 +11,7 @@ import {
   ProductNotListed,
 } from '../../domain/index.js';
 import { HttpProblem, sendProblem } from './problem.js';
+import { API_HEADERS } from './security-headers.js';
 
 /** What a thrown error means to the client, as a problem; null for a fault of ours (a 500). */
 export const toProblem = (error: unknown): HttpProblem | null => {
@@ -111,26 +112,63 @@ export const problemAnswers =
     );
   };
 
+/** What Node's HTTP parser or the server's timeouts refused, as a status, a code and a detail. */
+const unreadable = (error: NodeJS.ErrnoException) => {
+  switch (error.code) {
+    case 'HPE_HEADER_OVERFLOW':
+      return { status: 431, code: 'HEADERS_TOO_LARGE', detail: 'the request headers are too large' };
+    case 'ERR_HTTP_REQUEST_TIMEOUT':
+      return {
+        status: 408,
+        code: 'REQUEST_TIMEOUT',
+        detail: 'the request did not arrive in time (SECKILL_HTTP_HEADERS_TIMEOUT_MS, _REQUEST_TIMEOUT_MS)',
+      };
+    default:
+      return { status: 400, code: 'BAD_REQUEST', detail: 'the request could not be parsed as HTTP' };
+  }
+};
+
+const REASONS: Record<number, string> = {
+  400: 'Bad Request',
+  408: 'Request Timeout',
+  431: 'Request Header Fields Too Large',
+};
+
+const RAW_HEADERS = API_HEADERS.map(([name, value]) => `${name}: ${value}\r\n`).join('');
+
 /**
- * Requests Node's HTTP parser refuses before express sees them (bad bytes in the path, oversized headers) still
- * get a problem+json answer: the server's `clientError` listener.
+ * Whether the connection's current request has its answer already, sent or on its way (Node's internals: the
+ * socket's response, and its parser's request). A request answered before its body arrived (a 401 needs no body)
+ * is one: Node keeps reading the body to throw it away, and the server's timeout may still cut it. A second
+ * answer would be taken by the client for the answer to its next request.
+ */
+const answered = (socket: Duplex): boolean => {
+  const response = Reflect.get(socket, '_httpMessage') as { headersSent?: boolean } | null | undefined;
+  if (response) return response.headersSent === true;
+  const parser = Reflect.get(socket, 'parser') as
+    { incoming?: { complete?: boolean } | null } | null | undefined;
+  return parser?.incoming?.complete === false;
+};
+
+/**
+ * Requests Node's HTTP parser refuses before express sees them (bad bytes in the path, oversized headers), and
+ * requests that do not arrive within the server's timeouts, still get a problem+json answer with the headers
+ * of every other answer: the server's `clientError` listener. Then the connection closes; nothing is written
+ * when the request has its answer already.
  */
 export const answerUnreadableRequest = (error: NodeJS.ErrnoException, socket: Duplex): void => {
-  if (!socket.writable) {
+  if (!socket.writable || answered(socket)) {
     socket.destroy();
     return;
   }
-  const tooLarge = error.code === 'HPE_HEADER_OVERFLOW';
-  const status = tooLarge ? 431 : 400;
-  const body = JSON.stringify({
-    type: tooLarge ? '/problems/headers-too-large' : '/problems/bad-request',
-    title: tooLarge ? 'Request Header Fields Too Large' : 'Bad Request',
-    status,
-    code: tooLarge ? 'HEADERS_TOO_LARGE' : 'BAD_REQUEST',
-    detail: tooLarge ? 'the request headers are too large' : 'the request could not be parsed as HTTP',
-  });
+  const { status, code, detail } = unreadable(error);
+  const title = REASONS[status] ?? 'Bad Request';
+  const type = `/problems/${code.toLowerCase().replaceAll('_', '-')}`;
+  const body = JSON.stringify({ type, title, status, code, detail });
   socket.end(
-    `HTTP/1.1 ${status} ${tooLarge ? 'Request Header Fields Too Large' : 'Bad Request'}\r\n` +
+    `HTTP/1.1 ${status} ${title}\r\n${RAW_HEADERS}` +
       `Content-Type: application/problem+json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    // the answer is out: a client still sending (a slow body) is cut here, not when it stops
+    () => socket.destroy(),
   );
 };

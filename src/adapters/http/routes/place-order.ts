@@ -5,6 +5,7 @@ import { isJson, NOT_JSON, readBody, validationProblem } from '../middleware/inp
 import { locals, type Track } from '../middleware/tracking.js';
 import { type Problem, sendProblem } from '../problem.js';
 import { PlaceOrderBody } from '../schemas.js';
+import { API_HEADERS, setHeaders } from '../security-headers.js';
 import type { Principal } from '../tokens.js';
 
 export const ORDER_ROUTE = '/api/v1/seckill/orders';
@@ -36,12 +37,15 @@ const sendAccepted = (res: Response, orderId: string): void => {
 /**
  * `POST /api/v1/seckill/orders`, the flood's route, in one handler: no chain of middlewares, and a rejection
  * (the answer most buyers get) is written directly rather than thrown through express's error handling. It
- * tracks itself and counts its answers (metrics and the dashboard's rates); mount it ahead of everything else.
- * A process already working on as many orders as it may answers 429 before reading anything.
+ * tracks itself, sets helmet's headers (computed once, at start) and counts its answers (metrics and the
+ * dashboard's rates); mount it ahead of everything else. A process already working on as many orders as it may
+ * answers 429 before reading anything.
  */
 export const placeOrderRoute =
   (ctx: RouteContext, track: Track): RequestHandler =>
   async (req, res, next) => {
+    // first: every answer below, accepted, refused or thrown to the error handler, carries them
+    setHeaders(res, API_HEADERS);
     track(req, res, ORDER_ROUTE);
     const instance = req.originalUrl.slice(0, 200);
     const refused = (problem: Problem) => sendProblem(res, problem, instance);
