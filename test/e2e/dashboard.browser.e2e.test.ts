@@ -107,6 +107,10 @@ describe('the live dashboard in a browser', () => {
     expect(await shown(page, report.productId, 'gateStock')).toBe(0);
     expect(await shown(page, report.productId, 'mysqlStock')).toBe(0);
     expect(await shown(page, report.productId, 'reserved')).toBe(0);
+    // simulate sold through the sale path: the page says the product takes orders with a path token
+    expect(
+      await page.locator(`tr[data-product="${report.productId}"] td[data-field="salePath"]`).textContent(),
+    ).toBe('token');
 
     // its script and style are files of the service: the page's strict policy let it work, unviolated
     expect(violations).toEqual([]);

@@ -27,8 +27,8 @@ export const DASHBOARD_PAGE = `<!doctype html>
   <div class="tile"><div class="label">consumer lag</div><div class="value" id="lag-total">–</div></div>
 </div>
 <table>
-  <thead><tr><th>product</th><th>name</th><th>gate stock</th><th>MySQL stock</th><th>sold</th><th>reserved, undecided</th><th>released</th></tr></thead>
-  <tbody id="products"><tr><td colspan="7">no data yet</td></tr></tbody>
+  <thead><tr><th>product</th><th>name</th><th title="orders carry a single-use token from POST /api/v1/seckill/products/{id}/path">sale path</th><th>gate stock</th><th>MySQL stock</th><th>sold</th><th>reserved, undecided</th><th>released</th></tr></thead>
+  <tbody id="products"><tr><td colspan="8">no data yet</td></tr></tbody>
 </table>
 <h2>Outbox rows by status</h2>
 <table><tbody id="outbox"></tbody></table>
@@ -88,6 +88,7 @@ export const DASHBOARD_SCRIPT = `(() => {
       const released = Object.entries(p.released).map(([r, n]) => r + ' ' + fmt(n)).join(', ') || '0';
       tr.append(
         cell(String(p.productId)), cell(p.name),
+        cell(p.requirePathToken ? 'token' : 'open', { 'data-field': 'salePath' }),
         cell(fmt(p.gateStock), { 'data-field': 'gateStock' }),
         cell(fmt(p.mysqlStock), { 'data-field': 'mysqlStock' }),
         cell(fmt(p.sold), { 'data-field': 'sold', class: 'sold' }),
@@ -96,7 +97,7 @@ export const DASHBOARD_SCRIPT = `(() => {
       );
       return tr;
     });
-    $('products').replaceChildren(...(rows.length ? rows : [Object.assign(document.createElement('tr'), { innerHTML: '<td colspan="7">no products listed</td>' })]));
+    $('products').replaceChildren(...(rows.length ? rows : [Object.assign(document.createElement('tr'), { innerHTML: '<td colspan="8">no products listed</td>' })]));
     $('outbox').replaceChildren(...Object.entries(f.outbox).map(([s, n]) => { const tr = document.createElement('tr'); tr.append(cell(s), cell(fmt(n), { 'data-outbox': s })); return tr; }));
     $('lag').replaceChildren(...f.consumerLag.map((g) => { const tr = document.createElement('tr'); tr.append(cell(g.groupId + ' ← ' + g.topic), cell(fmt(g.lag), { 'data-lag': g.groupId })); return tr; }));
     status('updated ' + new Date(f.at).toLocaleTimeString() + ' (rates from ' + f.rates.instance + ')', false);
