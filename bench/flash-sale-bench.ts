@@ -472,37 +472,55 @@ const realService = async (run: Run, kafka: BenchBroker): Promise<RealPhase> => 
   }
 };
 
+/** How many times the A/B below alternates its two services at each connection count. */
+const ADMISSION_ROUNDS = Number(env('BENCH_ADMISSION_ROUNDS', '3'));
+
+type AdmissionAB = Readonly<{
+  /** req/s of each round, per connection count */
+  on: Record<string, number[]>;
+  off: Record<string, number[]>;
+}>;
+
 /**
- * The sold-out flood again, on a service with no admission control at all (every budget and the bound on
- * orders in flight off, its own database and Redis namespace): what admission control costs the flood path
- * is the main run's flood against this one.
+ * What admission control costs the sold-out flood: two fresh services side by side, one with every budget and
+ * the bound on orders in flight on (at sizes one machine cannot spend, so each is asked and none refuses), one
+ * with all of them off. Their floods alternate, ON then OFF at each connection count, ADMISSION_ROUNDS times,
+ * so that both meet the same machine (the run-to-run spread here is larger than the figure sought).
  */
-const admissionOffPhase = async (run: Run, kafka: BenchBroker): Promise<Record<string, LoadResult>> => {
-  const { service, db } = await freshService(run, kafka, 'open', ADMISSION_OFF);
+const admissionPhase = async (run: Run, kafka: BenchBroker): Promise<AdmissionAB> => {
+  const on = await freshService(run, kafka, 'on', ADMISSION_ON);
+  const off = await freshService(run, kafka, 'off', ADMISSION_OFF);
   try {
-    const floodId = await listProduct(
-      service.base,
-      run.adminToken,
-      'bench flood, no admission',
-      FLOOD_STOCK,
-      1,
-    );
-    await sellOut(service.base, floodId, run);
-    while ((await undecidedRows(run, db)) > 0) await sleep(100);
-    return await measure(
-      'flood without admission control',
-      {
-        key: 'floodOpen',
-        url: service.base,
-        productId: floodId,
-        tokens: run.tokens,
-        pid: service.api.process.pid,
-      },
-      false,
-    );
+    const floods = [];
+    for (const { service, db } of [on, off]) {
+      const productId = await listProduct(service.base, run.adminToken, 'bench flood A/B', FLOOD_STOCK, 1);
+      await sellOut(service.base, productId, run);
+      while ((await undecidedRows(run, db)) > 0) await sleep(100);
+      floods.push({ url: service.base, productId, pid: service.api.process.pid });
+    }
+    const ab: AdmissionAB = { on: {}, off: {} };
+    for (let round = 1; round <= ADMISSION_ROUNDS; round += 1)
+      for (const connections of CONNECTIONS)
+        for (const [side, target] of [
+          ['on', floods[0]!],
+          ['off', floods[1]!],
+        ] as const) {
+          const result = await withCpu(`admission ${side} @${connections}`, target.pid, () =>
+            drive({ ...target, tokens: run.tokens, connections, seconds: SECONDS }),
+          );
+          (ab[side][connections] ??= []).push(result.rps);
+          say(`admission ${side}, round ${round}: ${describe(result)}`);
+        }
+    return ab;
   } finally {
-    await service.stop();
+    await Promise.all([on.service.stop(), off.service.stop()]);
   }
+};
+
+const median = (values: readonly number[]): number => {
+  const sorted = [...values].sort((x, y) => x - y);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
 };
 
 /**
@@ -679,7 +697,7 @@ const main = async (): Promise<Figures> => {
     naiveProduct!,
   );
   const real = await realService(run, kafka);
-  const floodWithoutAdmission = await admissionOffPhase(run, kafka);
+  const admission = await admissionPhase(run, kafka);
 
   // tokens of buyers the service never saw: fresh for the verifier here too
   const jwt = await jwtCost(
@@ -746,17 +764,19 @@ const main = async (): Promise<Figures> => {
       CONNECTIONS.map((c) => [c, Number(((floodRps[c] ?? 0) / (bareExpressRps[c] || 1)).toFixed(3))]),
     ),
     admission: {
-      floodRpsWithout: byConnections(floodWithoutAdmission, (r) => r.rps),
+      rounds: ADMISSION_ROUNDS,
+      floodRpsOn: admission.on,
+      floodRpsOff: admission.off,
       floodRatioWithout: Object.fromEntries(
         CONNECTIONS.map((c) => [
           c,
-          Number(((floodWithoutAdmission[c]?.rps ?? 0) / (bareExpressRps[c] || 1)).toFixed(3)),
+          Number((median(admission.off[c] ?? [0]) / (bareExpressRps[c] || 1)).toFixed(3)),
         ]),
       ),
       floodKept: Object.fromEntries(
         CONNECTIONS.map((c) => [
           c,
-          Number(((floodRps[c] ?? 0) / (floodWithoutAdmission[c]?.rps || 1)).toFixed(3)),
+          Number((median(admission.on[c] ?? [0]) / (median(admission.off[c] ?? [0]) || 1)).toFixed(3)),
         ]),
       ),
     },
