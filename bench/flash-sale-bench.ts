@@ -379,8 +379,8 @@ const burstPhase = async (base: string, run: Run, db: string, pid?: number): Pro
 };
 
 /**
- * A service of its own: a fresh database and Redis namespace (dropped at cleanup), migrated, then started with
- * the given admission settings.
+ * A service of its own: a fresh database and Redis namespace (dropped at cleanup) and, with a suffix, topics and
+ * consumer groups of its own, migrated, then started with the given admission settings.
  */
 const freshService = async (
   run: Run,
@@ -398,7 +398,12 @@ const freshService = async (
     namespace,
     brokers: kafka.brokers,
     admission,
-    extra: { ...kafka.env, ...TRIED },
+    // services that run side by side must not share consumer groups: each commits its own database's orders
+    extra: {
+      ...kafka.env,
+      ...(suffix ? { SECKILL_KAFKA_NAMESPACE: `bench-${run.id}-${suffix}` } : {}),
+      ...TRIED,
+    },
   });
   say(`migrate: ${(await runNode(MAIN, ['migrate'], environment)).trim()}`);
   return { service: await startService(environment), db, namespace };
