@@ -66,10 +66,33 @@ export const soldOutFlagsContract = (
       clockMs += MARK_TTL_MS - 1;
       expect(first.isSoldOut(1)).toBe(true);
       clockMs += 1;
+      // one caller goes to look at the gate; the flood behind it is still refused meanwhile
       expect(first.isSoldOut(1)).toBe(false);
+      expect(first.isSoldOut(1)).toBe(true);
       // the gate, asked again, still finds it sold out: the product is marked for another while
       first.markSoldOut(1);
       clockMs += MARK_TTL_MS - 1;
       expect(first.isSoldOut(1)).toBe(true);
+    });
+
+    it('sends one more caller to the gate when the one that looked came back with nothing', () => {
+      const { first } = flags();
+      clockMs = 2_000_000;
+      first.markSoldOut(1);
+      clockMs += MARK_TTL_MS;
+      expect(first.isSoldOut(1)).toBe(false);
+      clockMs += MARK_TTL_MS / 4;
+      expect(first.isSoldOut(1)).toBe(false);
+    });
+
+    it('clears its own mark when the gate took an order, and only its own', () => {
+      const { first, second } = flags();
+      first.markSoldOut(1);
+      second.markSoldOut(1);
+
+      first.markAvailable(1);
+
+      expect(first.isSoldOut(1)).toBe(false);
+      expect(second.isSoldOut(1)).toBe(true);
     });
   });

@@ -28,6 +28,10 @@ export class MemorySoldOutFlags implements SoldOutFlags {
     this.soldOut.add(productId);
   }
 
+  markAvailable(productId: number): void {
+    this.soldOut.delete(productId);
+  }
+
   announceStockBack(productId: number): Promise<void> {
     this.channel.emit('stockBack', productId);
     return Promise.resolve();

@@ -38,6 +38,10 @@ export class RedisSoldOutFlags implements SoldOutFlags {
     this.soldOut.add(productId);
   }
 
+  markAvailable(productId: number): void {
+    this.soldOut.delete(productId);
+  }
+
   async announceStockBack(productId: number): Promise<void> {
     this.soldOut.delete(productId);
     await guarded('stock-back broadcast', () => this.publisher.publish(this.channel, String(productId)));

@@ -226,6 +226,8 @@ export class PlaceOrder {
           );
       }
     }
+    // a lapsed sold-out mark let this order look at the gate, and the gate had stock: the mark goes
+    soldOut.markAvailable(cmd.productId);
     await this.record(cmd, orderId);
     return { ok: true, orderId, status: 'RESERVED' };
   }
