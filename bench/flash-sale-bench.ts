@@ -481,41 +481,93 @@ const realService = async (run: Run, kafka: BenchBroker): Promise<RealPhase> => 
 const ADMISSION_ROUNDS = Number(env('BENCH_ADMISSION_ROUNDS', '3'));
 
 type AdmissionAB = Readonly<{
-  /** req/s of each round, per connection count */
+  /** flood req/s of each round, per connection count */
   on: Record<string, number[]>;
   off: Record<string, number[]>;
+  /** accepted orders per second of each round, at the headline connection count */
+  acceptOn: number[];
+  acceptOff: number[];
+  /** the service's CPU µs per accepted order of each round (its API and its worker) */
+  acceptCpuOn: number[];
+  acceptCpuOff: number[];
 }>;
 
 /**
- * What admission control costs the sold-out flood: two fresh services side by side, one with every budget and
- * the bound on orders in flight on (at sizes one machine cannot spend, so each is asked and none refuses), one
- * with all of them off. Their floods alternate, ON then OFF at each connection count, ADMISSION_ROUNDS times,
- * so that both meet the same machine (the run-to-run spread here is larger than the figure sought).
+ * What admission control costs: two fresh services side by side, one with every budget and the bound on orders
+ * in flight on (at sizes one machine cannot spend, so each is asked and none refuses), one with all of them
+ * off. Their loads alternate, ON then OFF, ADMISSION_ROUNDS times, so that both meet the same machine (the
+ * run-to-run spread here is larger than the figure sought): the sold-out flood at each connection count, where
+ * only the bound on orders in flight is met (the sold-out flag answers before any budget), and the accept load
+ * at the headline count, where the address and buyer budgets add their Redis calls.
  */
 const admissionPhase = async (run: Run, kafka: BenchBroker): Promise<AdmissionAB> => {
   const on = await freshService(run, kafka, 'on', ADMISSION_ON);
   const off = await freshService(run, kafka, 'off', ADMISSION_OFF);
   try {
-    const floods = [];
-    for (const { service, db } of [on, off]) {
-      const productId = await listProduct(service.base, run.adminToken, 'bench flood A/B', FLOOD_STOCK, 1);
-      await sellOut(service.base, productId, run);
+    const sides = [];
+    for (const [side, { service, db }] of [
+      ['on', on],
+      ['off', off],
+    ] as const) {
+      const floodId = await listProduct(service.base, run.adminToken, 'bench flood A/B', FLOOD_STOCK, 1);
+      const acceptId = await listProduct(
+        service.base,
+        run.adminToken,
+        'bench accept A/B',
+        ACCEPT_STOCK,
+        PER_USER_LIMIT,
+      );
+      await sellOut(service.base, floodId, run);
       while ((await undecidedRows(run, db)) > 0) await sleep(100);
-      floods.push({ url: service.base, productId, pid: service.api.process.pid });
+      const pid = service.api.process.pid;
+      sides.push({ side, url: service.base, floodId, acceptId, pid, workerPid: service.worker?.process.pid });
     }
-    const ab: AdmissionAB = { on: {}, off: {} };
-    for (let round = 1; round <= ADMISSION_ROUNDS; round += 1)
+    const ab: AdmissionAB = {
+      on: {},
+      off: {},
+      acceptOn: [],
+      acceptOff: [],
+      acceptCpuOn: [],
+      acceptCpuOff: [],
+    };
+    for (let round = 1; round <= ADMISSION_ROUNDS; round += 1) {
       for (const connections of CONNECTIONS)
-        for (const [side, target] of [
-          ['on', floods[0]!],
-          ['off', floods[1]!],
-        ] as const) {
-          const result = await withCpu(`admission ${side} @${connections}`, target.pid, () =>
-            drive({ ...target, tokens: run.tokens, connections, seconds: SECONDS }),
+        for (const target of sides) {
+          const result = await withCpu(`admission ${target.side} @${connections}`, target.pid, () =>
+            drive({
+              url: target.url,
+              productId: target.floodId,
+              tokens: run.tokens,
+              connections,
+              seconds: SECONDS,
+            }),
           );
-          (ab[side][connections] ??= []).push(result.rps);
-          say(`admission ${side}, round ${round}: ${describe(result)}`);
+          (ab[target.side][connections] ??= []).push(result.rps);
+          say(`admission ${target.side}, flood, round ${round}: ${describe(result)}`);
         }
+      for (const target of sides) {
+        const key = `admission accept ${target.side}`;
+        const unprobe = probeWhileAlive({ name: 'worker', pid: target.workerPid });
+        const result = await withCpu(key, target.pid, () =>
+          drive({
+            url: target.url,
+            productId: target.acceptId,
+            tokens: run.tokens,
+            connections: HEADLINE,
+            seconds: SECONDS,
+          }),
+        ).finally(unprobe);
+        const accepted = perSecond(result, 202);
+        const cores = (cpuUse[key]?.['target'] ?? 0) + (cpuUse[key]?.['worker'] ?? 0);
+        (target.side === 'on' ? ab.acceptOn : ab.acceptOff).push(accepted);
+        (target.side === 'on' ? ab.acceptCpuOn : ab.acceptCpuOff).push(
+          Math.round((cores / Math.max(1, accepted)) * 1e6),
+        );
+        say(
+          `admission ${target.side}, accept, round ${round}: ${describe(result)}; cores ${JSON.stringify(cpuUse[key])}`,
+        );
+      }
+    }
     return ab;
   } finally {
     await Promise.all([on.service.stop(), off.service.stop()]);
@@ -772,6 +824,11 @@ const main = async (): Promise<Figures> => {
       rounds: ADMISSION_ROUNDS,
       floodRpsOn: admission.on,
       floodRpsOff: admission.off,
+      acceptRpsOn: admission.acceptOn,
+      acceptRpsOff: admission.acceptOff,
+      acceptCpuMicrosOn: admission.acceptCpuOn,
+      acceptCpuMicrosOff: admission.acceptCpuOff,
+      acceptKept: Number((median(admission.acceptOn) / (median(admission.acceptOff) || 1)).toFixed(3)),
       floodRatioWithout: Object.fromEntries(
         CONNECTIONS.map((c) => [
           c,

@@ -57,6 +57,13 @@ export type Figures = Readonly<{
     rounds: number;
     floodRpsOn: Readonly<Record<string, readonly number[]>>;
     floodRpsOff: Readonly<Record<string, readonly number[]>>;
+    /** accepted orders per second per round at the headline count, and the service's CPU µs per order */
+    acceptRpsOn: readonly number[];
+    acceptRpsOff: readonly number[];
+    acceptCpuMicrosOn: readonly number[];
+    acceptCpuMicrosOff: readonly number[];
+    /** median accepted/s with admission control / without it */
+    acceptKept: number;
     /** the median flood without admission control / bareExpressRps */
     floodRatioWithout: PerConnections;
     /** median floodRps with admission control / median without it (1 = free) */
@@ -264,6 +271,12 @@ export const rowsOf = (f: Figures): Row[] => {
       'the flood on a service with every budget and the in-flight bound off (median of the A/B rounds) / bareExpressRps',
       fixed,
     ),
+    [
+      'admissionAcceptKept',
+      fixed(f.admission.acceptKept),
+      `median accepted/s with admission control / without it @${f.headlineConnections} (the address and buyer budgets ask Redis on this path)`,
+      '',
+    ],
     ...per(
       'admissionFloodKept',
       f.admission.floodKept,
