@@ -478,7 +478,7 @@ const realService = async (run: Run, kafka: BenchBroker): Promise<RealPhase> => 
 };
 
 /** How many times the A/B below alternates its two services at each connection count. */
-const ADMISSION_ROUNDS = Number(env('BENCH_ADMISSION_ROUNDS', '3'));
+const ADMISSION_ROUNDS = Number(env('BENCH_ADMISSION_ROUNDS', '4'));
 
 type AdmissionAB = Readonly<{
   /** flood req/s of each round, per connection count */
@@ -531,8 +531,10 @@ const admissionPhase = async (run: Run, kafka: BenchBroker): Promise<AdmissionAB
       acceptCpuOff: [],
     };
     for (let round = 1; round <= ADMISSION_ROUNDS; round += 1) {
+      // which side goes first changes every round: neither always meets the machine the other left behind
+      const inTurn = round % 2 === 1 ? sides : [...sides].reverse();
       for (const connections of CONNECTIONS)
-        for (const target of sides) {
+        for (const target of inTurn) {
           const result = await withCpu(`admission ${target.side} @${connections}`, target.pid, () =>
             drive({
               url: target.url,
@@ -545,7 +547,7 @@ const admissionPhase = async (run: Run, kafka: BenchBroker): Promise<AdmissionAB
           (ab[target.side][connections] ??= []).push(result.rps);
           say(`admission ${target.side}, flood, round ${round}: ${describe(result)}`);
         }
-      for (const target of sides) {
+      for (const target of inTurn) {
         const key = `admission accept ${target.side}`;
         const unprobe = probeWhileAlive({ name: 'worker', pid: target.workerPid });
         const result = await withCpu(key, target.pid, () =>

@@ -28,8 +28,11 @@ export type PlaceOrderCommand = Readonly<{
   productId: number;
   quantity: number;
   correlationId: string;
-  /** the address the request came from, for the per-address budget */
-  clientAddress?: string | undefined;
+  /**
+   * The address the request came from, for the per-address budget: asked only when that budget is on and the
+   * order got past the sold-out flag (under a trusted proxy it means parsing X-Forwarded-For).
+   */
+  clientAddress?: (() => string | undefined) | undefined;
   /** the sale path token, for a product that requires one */
   pathToken?: string | undefined;
 }>;
@@ -142,9 +145,10 @@ export class PlaceOrder {
     Readonly<{ ok: true; lock: LockHandle }> | Readonly<{ ok: false; rejection: PlaceOrderResult }>
   > {
     const { budgets, salePaths, lock: locks, lockLeaseMs } = this.deps;
+    const clientAddress = budgets.orderAddress ? cmd.clientAddress?.() : undefined;
     const [address, user, path, lock] = await Promise.allSettled([
-      budgets.orderAddress && cmd.clientAddress !== undefined
-        ? budgets.orderAddress.tryConsume(cmd.clientAddress)
+      budgets.orderAddress && clientAddress !== undefined
+        ? budgets.orderAddress.tryConsume(clientAddress)
         : ALLOWED_HERE,
       budgets.orderUser ? budgets.orderUser.tryConsume(cmd.userId) : ALLOWED_HERE,
       requirePathToken && cmd.pathToken !== undefined

@@ -94,8 +94,7 @@ const placeOrder = async (
     productId: body.data.productId,
     quantity: body.data.quantity,
     correlationId: locals(res).correlationId,
-    // req.ip parses X-Forwarded-For under a trusted proxy: asked only when the budget that uses it is on
-    clientAddress: ctx.budgets.orderAddress ? req.ip : undefined,
+    clientAddress: () => req.ip,
     pathToken: body.data.pathToken,
   });
   ctx.rates.mark(result.ok);
