@@ -500,28 +500,90 @@ type AdmissionAB = Readonly<{
  * only the bound on orders in flight is met (the sold-out flag answers before any budget), and the accept load
  * at the headline count, where the address and buyer budgets add their Redis calls.
  */
+type AbSide = Readonly<{
+  side: 'on' | 'off';
+  url: string;
+  floodId: number;
+  acceptId: number;
+  pid: number | undefined;
+  workerPid: number | undefined;
+}>;
+
+/** One side of the A/B: its flood product sold out and decided, its accept product listed. */
+const prepareSide = async (
+  run: Run,
+  side: AbSide['side'],
+  { service, db }: Awaited<ReturnType<typeof freshService>>,
+): Promise<AbSide> => {
+  const floodId = await listProduct(service.base, run.adminToken, 'bench flood A/B', FLOOD_STOCK, 1);
+  const acceptId = await listProduct(
+    service.base,
+    run.adminToken,
+    'bench accept A/B',
+    ACCEPT_STOCK,
+    PER_USER_LIMIT,
+  );
+  await sellOut(service.base, floodId, run);
+  while ((await undecidedRows(run, db)) > 0) await sleep(100);
+  return {
+    side,
+    url: service.base,
+    floodId,
+    acceptId,
+    pid: service.api.process.pid,
+    workerPid: service.worker?.process.pid,
+  };
+};
+
+/** One round of the A/B: the flood at each connection count, then the accept load, each side in turn. */
+const abRound = async (
+  run: Run,
+  round: number,
+  inTurn: readonly AbSide[],
+  ab: AdmissionAB,
+): Promise<void> => {
+  for (const connections of CONNECTIONS)
+    for (const target of inTurn) {
+      const result = await withCpu(`admission ${target.side} @${connections}`, target.pid, () =>
+        drive({
+          url: target.url,
+          productId: target.floodId,
+          tokens: run.tokens,
+          connections,
+          seconds: SECONDS,
+        }),
+      );
+      (ab[target.side][connections] ??= []).push(result.rps);
+      say(`admission ${target.side}, flood, round ${round}: ${describe(result)}`);
+    }
+  for (const target of inTurn) {
+    const key = `admission accept ${target.side}`;
+    const unprobe = probeWhileAlive({ name: 'worker', pid: target.workerPid });
+    const result = await withCpu(key, target.pid, () =>
+      drive({
+        url: target.url,
+        productId: target.acceptId,
+        tokens: run.tokens,
+        connections: HEADLINE,
+        seconds: SECONDS,
+      }),
+    ).finally(unprobe);
+    const accepted = perSecond(result, 202);
+    const cores = (cpuUse[key]?.['target'] ?? 0) + (cpuUse[key]?.['worker'] ?? 0);
+    const on = target.side === 'on';
+    (on ? ab.acceptOn : ab.acceptOff).push(accepted);
+    (on ? ab.acceptCpuOn : ab.acceptCpuOff).push(Math.round((cores / Math.max(1, accepted)) * 1e6));
+    say(
+      `admission ${target.side}, accept, round ${round}: ${describe(result)}; cores ${JSON.stringify(cpuUse[key])}`,
+    );
+  }
+};
+
 const admissionPhase = async (run: Run, kafka: BenchBroker): Promise<AdmissionAB> => {
   const on = await freshService(run, kafka, 'on', ADMISSION_ON);
   const off = await freshService(run, kafka, 'off', ADMISSION_OFF);
   try {
-    const sides = [];
-    for (const [side, { service, db }] of [
-      ['on', on],
-      ['off', off],
-    ] as const) {
-      const floodId = await listProduct(service.base, run.adminToken, 'bench flood A/B', FLOOD_STOCK, 1);
-      const acceptId = await listProduct(
-        service.base,
-        run.adminToken,
-        'bench accept A/B',
-        ACCEPT_STOCK,
-        PER_USER_LIMIT,
-      );
-      await sellOut(service.base, floodId, run);
-      while ((await undecidedRows(run, db)) > 0) await sleep(100);
-      const pid = service.api.process.pid;
-      sides.push({ side, url: service.base, floodId, acceptId, pid, workerPid: service.worker?.process.pid });
-    }
+    const sides = [await prepareSide(run, 'on', on), await prepareSide(run, 'off', off)];
     const ab: AdmissionAB = {
       on: {},
       off: {},
@@ -530,46 +592,9 @@ const admissionPhase = async (run: Run, kafka: BenchBroker): Promise<AdmissionAB
       acceptCpuOn: [],
       acceptCpuOff: [],
     };
-    for (let round = 1; round <= ADMISSION_ROUNDS; round += 1) {
+    for (let round = 1; round <= ADMISSION_ROUNDS; round += 1)
       // which side goes first changes every round: neither always meets the machine the other left behind
-      const inTurn = round % 2 === 1 ? sides : [...sides].reverse();
-      for (const connections of CONNECTIONS)
-        for (const target of inTurn) {
-          const result = await withCpu(`admission ${target.side} @${connections}`, target.pid, () =>
-            drive({
-              url: target.url,
-              productId: target.floodId,
-              tokens: run.tokens,
-              connections,
-              seconds: SECONDS,
-            }),
-          );
-          (ab[target.side][connections] ??= []).push(result.rps);
-          say(`admission ${target.side}, flood, round ${round}: ${describe(result)}`);
-        }
-      for (const target of inTurn) {
-        const key = `admission accept ${target.side}`;
-        const unprobe = probeWhileAlive({ name: 'worker', pid: target.workerPid });
-        const result = await withCpu(key, target.pid, () =>
-          drive({
-            url: target.url,
-            productId: target.acceptId,
-            tokens: run.tokens,
-            connections: HEADLINE,
-            seconds: SECONDS,
-          }),
-        ).finally(unprobe);
-        const accepted = perSecond(result, 202);
-        const cores = (cpuUse[key]?.['target'] ?? 0) + (cpuUse[key]?.['worker'] ?? 0);
-        (target.side === 'on' ? ab.acceptOn : ab.acceptOff).push(accepted);
-        (target.side === 'on' ? ab.acceptCpuOn : ab.acceptCpuOff).push(
-          Math.round((cores / Math.max(1, accepted)) * 1e6),
-        );
-        say(
-          `admission ${target.side}, accept, round ${round}: ${describe(result)}; cores ${JSON.stringify(cpuUse[key])}`,
-        );
-      }
-    }
+      await abRound(run, round, round % 2 === 1 ? sides : [...sides].reverse(), ab);
     return ab;
   } finally {
     await Promise.all([on.service.stop(), off.service.stop()]);
