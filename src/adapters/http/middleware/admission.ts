@@ -34,10 +34,6 @@ export class InFlightBound {
   leave(): void {
     this.inFlight -= 1;
   }
-
-  get current(): number {
-    return this.inFlight;
-  }
 }
 
 export const AT_CAPACITY: Problem = {
