@@ -7,7 +7,6 @@ export const ALLOWED: RateDecision = Object.freeze({ allowed: true });
 export interface RateLimiter {
   tryConsume(key: string): Promise<RateDecision>;
 }
-export const RATE_LIMITER = Symbol.for('seckill.RateLimiter');
 
 /** The budgets the service applies (DESIGN §3, Admission); a budget that is off is null. */
 export type RateBudgets = Readonly<{

@@ -6,14 +6,6 @@ import { locals } from './tracking.js';
 /** Whole seconds until a refused caller may try again, for `Retry-After` (at least 1). */
 export const retryAfterSeconds = (ms: number): string => String(Math.max(1, Math.ceil(ms / 1000)));
 
-/** The 429 of a spent budget: `RATE_LIMITED`, saying which budget and when to come back. */
-export const rateLimited = (detail: string, retryAfterMs: number): Problem => ({
-  status: 429,
-  code: 'RATE_LIMITED',
-  detail,
-  headers: { 'Retry-After': retryAfterSeconds(retryAfterMs) },
-});
-
 /**
  * The bound on order requests one process works on at once. Past it, a request is answered 429 at once:
  * during a flood a queue would only make every buyer wait longer for the same "sold out", and the requests
@@ -57,11 +49,12 @@ const spend =
   (req, res, next) => {
     limiter.tryConsume(keyOf(req, res)).then((decision: RateDecision) => {
       if (decision.allowed) return next();
-      const { status, code, detail, headers } = rateLimited(
-        `too many ${what}, slow down`,
-        decision.retryAfterMs,
+      // a spent budget: RATE_LIMITED, saying which budget and when to come back
+      next(
+        new HttpProblem(429, 'RATE_LIMITED', `too many ${what}, slow down`, [], {
+          'Retry-After': retryAfterSeconds(decision.retryAfterMs),
+        }),
       );
-      next(new HttpProblem(status, code, detail, [], headers));
     }, next);
   };
 

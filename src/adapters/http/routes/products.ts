@@ -6,7 +6,7 @@ import { parse } from '../middleware/input.js';
 import { HttpProblem } from '../problem.js';
 import { ProductIdParam } from '../schemas.js';
 
-export const SALE_PATH_ROUTE = '/seckill/products/:productId/path';
+const SALE_PATH_ROUTE = '/seckill/products/:productId/path';
 
 /**
  * What anybody may read about a product (`/api/v1/products/...`): the gate's stock left and the sale window;
