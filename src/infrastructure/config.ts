@@ -321,10 +321,6 @@ export const loadConfig = (env: NodeJS.ProcessEnv = process.env): Config => {
   const e = parsed.data;
   if (e.SECKILL_PROFILE === 'real' && !e.SECKILL_JWT_SECRET)
     throw new ConfigError('SECKILL_JWT_SECRET is required on the real profile');
-  if (e.SECKILL_PROFILE === 'real' && (e.SECKILL_SCHEDULER_REDIS_URL ?? e.SECKILL_REDIS_URL).includes(','))
-    throw new ConfigError(
-      'the scheduler needs a single Redis node: set SECKILL_SCHEDULER_REDIS_URL when SECKILL_REDIS_URL is a cluster',
-    );
   return {
     profile: e.SECKILL_PROFILE,
     port: e.PORT,

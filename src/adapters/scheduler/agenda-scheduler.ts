@@ -3,11 +3,16 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { RedisBackend } from '@agendajs/redis-backend';
 import { Agenda } from 'agenda';
 import { CronExpressionParser } from 'cron-parser';
+import type { Redis } from 'ioredis';
 import type { Logger, Schedule, Scheduler } from '../../application/index.js';
 import { connectRedis, type RedisClient } from '../redis/redis-connection.js';
 
 export type AgendaSchedulerOptions = Readonly<{
-  /** a single Redis node: the backend's WATCH/MULTI locking needs all of its keys on one server */
+  /**
+   * One Redis node, or a comma list of Redis Cluster nodes. The backend locks a job with WATCH/MULTI and
+   * reads its indexes in Lua scripts that name job keys they were not given, so all of its keys share one
+   * hash tag (`{seckill-agenda}`): on a cluster they live in one slot, on one master (and its replica).
+   */
   redisUrl: string;
   /** prefix of agenda's keys and channel, so deployments (and test runs) sharing a Redis stay apart */
   namespace: string;
@@ -34,7 +39,8 @@ export class AgendaScheduler implements Scheduler {
   private readonly backend: RedisBackend;
   private readonly planned: Planned[] = [];
   private readonly redis: RedisClient;
-  private readonly namespace: string;
+  private readonly backendRedis: RedisClient;
+  private readonly keyPrefix: string;
   private readonly lockLifetimeMs: number;
   private started = false;
 
@@ -43,11 +49,14 @@ export class AgendaScheduler implements Scheduler {
     private readonly logger: Logger,
   ) {
     this.redis = connectRedis({ url: options.redisUrl, commandTimeoutMs: 2_000 });
-    this.namespace = options.namespace;
+    this.backendRedis = connectRedis({ url: options.redisUrl, commandTimeoutMs: 2_000 });
+    this.keyPrefix = `${options.namespace}{seckill-agenda}:`;
     this.lockLifetimeMs = options.lockLifetimeMs ?? 5 * 60_000;
     this.backend = new RedisBackend({
-      connectionString: options.redisUrl,
-      keyPrefix: `${options.namespace}seckill-agenda:`,
+      // a client of the backend's own, of the same kind as ours (a node or a cluster); the backend does not
+      // close a client it was given: stop() does
+      redis: this.backendRedis as Redis,
+      keyPrefix: this.keyPrefix,
       channelName: `${options.namespace}seckill-agenda:notifications`,
     });
     this.agenda = new Agenda({
@@ -115,7 +124,7 @@ export class AgendaScheduler implements Scheduler {
 
   /** A Redis lease (SET NX PX) around `work`; a worker that dies holding it frees it when the lease ends. */
   private async oneWorkerAtATime(what: string, work: () => Promise<void>): Promise<void> {
-    const key = `${this.namespace}seckill-agenda:${what}`;
+    const key = `${this.keyPrefix}${what}`;
     const owner = `${process.pid}:${randomUUID()}`;
     while ((await this.redis.set(key, owner, 'PX', STORING_LEASE_MS, 'NX')) !== 'OK') await delay(20);
     try {
@@ -132,10 +141,11 @@ export class AgendaScheduler implements Scheduler {
    * waited for: another worker may take the job over by then anyway.
    */
   async stop(): Promise<void> {
-    // the backend connects when it is made; agenda closes it only if it was started
+    // agenda closes the backend (its subscription) only if it was started
     if (this.started) await this.agenda.drain({ timeout: this.lockLifetimeMs });
     else await this.backend.disconnect();
-    await this.redis.quit().catch(() => this.redis.disconnect());
+    for (const client of [this.backendRedis, this.redis])
+      await client.quit().catch(() => client.disconnect());
   }
 
   /**
@@ -147,7 +157,7 @@ export class AgendaScheduler implements Scheduler {
       1,
       Math.floor(0.8 * ('everyMs' in when ? when.everyMs : untilNextTick(when.cron))),
     );
-    const key = `${this.namespace}seckill-agenda:tick:${name}`;
+    const key = `${this.keyPrefix}tick:${name}`;
     const claimed = await this.redis.set(key, String(process.pid), 'PX', holdMs, 'NX');
     return claimed === 'OK';
   }
