@@ -1,0 +1,314 @@
+/**
+ * The service scaled out on one machine, no Docker: a Redis Cluster (3 masters, 1 replica each), a 3-broker
+ * Apache Kafka cluster (KRaft), MariaDB as it runs, two API processes (`seckill serve`) and two worker processes
+ * (`seckill worker`), and HAProxy in front of the APIs (round robin, health-checked on `/readyz`). Every process
+ * listens on loopback. `npm run cluster` runs it in the foreground; the scale tests start one per drill and kill
+ * its nodes.
+ */
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+import { createInterface } from 'node:readline';
+import { promisify } from 'node:util';
+import { KafkaCluster } from '../kafka/cluster.js';
+import { RedisCluster, type RedisClusterOptions } from './redis-cluster.js';
+
+const run = promisify(execFile);
+
+export type Say = (line: string) => void;
+
+export type DeploymentOptions = Readonly<{
+  apis?: number;
+  workers?: number;
+  /** the service's database (created and migrated at start); default `mysql://root@127.0.0.1:3306/seckill_cluster` */
+  mysqlUrl?: string;
+  /** a running Kafka cluster to use (the deployment neither starts nor stops it); default: 3 brokers of its own */
+  kafka?: KafkaCluster;
+  redis?: RedisClusterOptions;
+  /** more settings for every service process (they win over the deployment's) */
+  env?: Readonly<Record<string, string>>;
+  /** the JWT secret of the service; default: a random one */
+  secret?: string;
+  /** the balancer's port on 127.0.0.1; 0 (default) takes a free one */
+  balancerPort?: number;
+  /** where the processes' logs and the balancer's configuration go (default .cache/cluster) */
+  dir?: string;
+  say?: Say;
+}>;
+
+export type NodeRole = 'api' | 'worker';
+
+/** One process of the service, by name (`api-1`, `worker-2`). */
+export type ServiceNode = {
+  readonly name: string;
+  readonly role: NodeRole;
+  /** the API's HTTP port (a worker listens on none) */
+  readonly port: number | null;
+  child: ChildProcess;
+  /** its JSON log lines' `msg`s, to wait for one */
+  messages: Set<string>;
+};
+
+const freePort = (): Promise<number> =>
+  new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() =>
+        typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port')),
+      );
+    });
+  });
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+const waitFor = async (what: string, probe: () => Promise<boolean> | boolean, timeoutMs = 60_000) => {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (await Promise.resolve(probe()).catch(() => false)) return;
+    await sleep(100);
+  }
+  throw new Error(`${what}: not within ${timeoutMs} ms`);
+};
+
+const exited = (child: ChildProcess): Promise<void> =>
+  child.exitCode !== null || child.signalCode !== null
+    ? Promise.resolve()
+    : new Promise((resolve) => child.once('exit', () => resolve()));
+
+const running = (child: ChildProcess): boolean => child.exitCode === null && child.signalCode === null;
+
+/** The project's root: the folder holding package.json above this file (in scripts/ or dist/scripts/). */
+const projectRoot = (): string => {
+  for (let dir = import.meta.dirname; ; dir = path.dirname(dir)) {
+    if (fs.existsSync(path.join(dir, 'package.json'))) return dir;
+    if (path.dirname(dir) === dir) throw new Error(`package.json not found above ${import.meta.dirname}`);
+  }
+};
+
+const okAt = async (url: string): Promise<boolean> =>
+  (await fetch(url, { signal: AbortSignal.timeout(2_000) }).catch(() => null))?.ok ?? false;
+
+/**
+ * HAProxy in front of the APIs: round robin; a server is taken out after 2 failed `/readyz` checks a second
+ * apart and back after 2 good ones; a request whose connection a dead server refuses goes to the other
+ * (`redispatch`), while a request already sent is never sent twice (an order is not idempotent).
+ */
+export const haproxyConfig = (balancerPort: number, apiPorts: readonly number[]): string =>
+  [
+    '# written by scripts/cluster/deployment.ts',
+    'global',
+    '  maxconn 4096',
+    'defaults',
+    '  mode http',
+    '  option forwardfor',
+    '  option redispatch 1',
+    '  retries 2',
+    '  timeout connect 1s',
+    '  timeout client 30s',
+    '  timeout server 30s',
+    '  timeout http-keep-alive 60s',
+    'frontend seckill',
+    `  bind 127.0.0.1:${balancerPort}`,
+    '  default_backend apis',
+    'backend apis',
+    '  balance roundrobin',
+    '  option httpchk GET /readyz',
+    '  http-check expect status 200',
+    '  default-server inter 1s fall 2 rise 2',
+    ...apiPorts.map((port, i) => `  server api-${i + 1} 127.0.0.1:${port} check`),
+    '',
+  ].join('\n');
+
+export class Deployment {
+  private haproxy: ChildProcess | null = null;
+
+  private constructor(
+    readonly url: string,
+    readonly secret: string,
+    readonly mysqlUrl: string,
+    readonly redis: RedisCluster,
+    readonly kafka: KafkaCluster,
+    private readonly ownsKafka: boolean,
+    readonly nodes: ServiceNode[],
+    private readonly env: Readonly<Record<string, string>>,
+    readonly dir: string,
+  ) {}
+
+  static async start(options: DeploymentOptions = {}): Promise<Deployment> {
+    const say = options.say ?? ((line: string) => process.stderr.write(`${line}\n`));
+    const root = projectRoot();
+    const dir = path.resolve(options.dir ?? path.join(root, '.cache', 'cluster'));
+    fs.mkdirSync(dir, { recursive: true });
+    const mysqlUrl = options.mysqlUrl ?? 'mysql://root@127.0.0.1:3306/seckill_cluster';
+    const secret = options.secret ?? randomBytes(24).toString('base64url');
+    say('starting Redis Cluster (3 masters, 1 replica each) and Kafka (3 brokers)');
+    const [redis, kafka] = await Promise.all([
+      RedisCluster.start({ nodeTimeoutMs: 2_000, ...options.redis }),
+      options.kafka ?? KafkaCluster.start({ brokers: 3, dir: path.join(dir, 'kafka'), say }),
+    ]);
+    const env: Record<string, string> = {
+      SECKILL_PROFILE: 'real',
+      SECKILL_JWT_SECRET: secret,
+      SECKILL_MYSQL_URL: mysqlUrl,
+      SECKILL_REDIS_URL: redis.url,
+      SECKILL_KAFKA_BROKERS: kafka.brokers,
+      SECKILL_HOST: '127.0.0.1',
+      // the balancer on loopback is the proxy whose X-Forwarded-For names the buyer
+      SECKILL_TRUST_PROXY: 'loopback',
+      SECKILL_LOG_LEVEL: 'info',
+      SECKILL_DEMO_PRODUCT: 'false',
+      ...options.env,
+    };
+    const apiPorts = await Promise.all(Array.from({ length: options.apis ?? 2 }, freePort));
+    const balancerPort = options.balancerPort || (await freePort());
+    const deployment = new Deployment(
+      `http://127.0.0.1:${balancerPort}`,
+      secret,
+      mysqlUrl,
+      redis,
+      kafka,
+      options.kafka === undefined,
+      [
+        ...apiPorts.map((port, i) => ({ name: `api-${i + 1}`, role: 'api' as const, port })),
+        ...Array.from({ length: options.workers ?? 2 }, (_, i) => ({
+          name: `worker-${i + 1}`,
+          role: 'worker' as const,
+          port: null,
+        })),
+      ].map((n) => ({ ...n, child: null as unknown as ChildProcess, messages: new Set<string>() })),
+      env,
+      dir,
+    );
+    try {
+      say(`migrating ${mysqlUrl.replace(/\/\/[^@]*@/, '//')}`);
+      await run(process.execPath, [path.join(root, 'dist/src/infrastructure/main.js'), 'migrate'], {
+        env: { ...process.env, ...env },
+        cwd: root,
+      });
+      say(`starting ${deployment.nodes.map((n) => n.name).join(', ')}`);
+      await Promise.all(deployment.nodes.map((node) => deployment.launch(node)));
+      await deployment.startBalancer(balancerPort, apiPorts);
+    } catch (error) {
+      await deployment.stop();
+      throw error;
+    }
+    return deployment;
+  }
+
+  node(name: string): ServiceNode {
+    const node = this.nodes.find((n) => n.name === name);
+    if (!node) throw new Error(`no node ${name} (nodes: ${this.nodes.map((n) => n.name).join(', ')})`);
+    return node;
+  }
+
+  get balancerPid(): number | null {
+    return this.haproxy?.pid ?? null;
+  }
+
+  /** Starts a node's process and resolves once it is ready: an API answering /readyz, a worker running. */
+  private async launch(node: ServiceNode): Promise<void> {
+    const root = projectRoot();
+    const log = fs.createWriteStream(path.join(this.dir, `${node.name}.log`), { flags: 'a' });
+    const child = spawn(
+      process.execPath,
+      ['dist/src/infrastructure/main.js', node.role === 'api' ? 'serve' : 'worker'],
+      {
+        cwd: root,
+        env: { ...process.env, ...this.env, ...(node.port === null ? {} : { PORT: String(node.port) }) },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
+    node.child = child;
+    node.messages = new Set();
+    child.stderr.pipe(log, { end: false });
+    createInterface({ input: child.stdout }).on('line', (line) => {
+      log.write(`${line}\n`);
+      try {
+        const msg = (JSON.parse(line) as { msg?: unknown }).msg;
+        if (typeof msg === 'string') node.messages.add(msg);
+      } catch {
+        // not a log line
+      }
+    });
+    child.once('exit', () => setTimeout(() => log.end(), 100));
+    await waitFor(`${node.name} ready`, () => {
+      if (!running(child)) throw new Error(`${node.name} exited (${child.exitCode ?? child.signalCode})`);
+      return node.port === null ? node.messages.has('worker running') : okAt(`${this.apiUrl(node)}/readyz`);
+    });
+  }
+
+  apiUrl(node: ServiceNode): string {
+    if (node.port === null) throw new Error(`${node.name} serves no HTTP`);
+    return `http://127.0.0.1:${node.port}`;
+  }
+
+  private async startBalancer(port: number, apiPorts: readonly number[]): Promise<void> {
+    const config = path.join(this.dir, 'haproxy.cfg');
+    fs.writeFileSync(config, haproxyConfig(port, apiPorts));
+    const log = fs.createWriteStream(path.join(this.dir, 'haproxy.log'), { flags: 'a' });
+    const haproxy = spawn('haproxy', ['-db', '-f', config], { stdio: ['ignore', 'pipe', 'pipe'] });
+    haproxy.stdout.pipe(log);
+    haproxy.stderr.pipe(log);
+    haproxy.once('error', () => undefined);
+    this.haproxy = haproxy;
+    await waitFor('HAProxy routing to the APIs', () => {
+      if (!running(haproxy))
+        throw new Error(
+          `haproxy exited (${haproxy.exitCode ?? haproxy.signalCode}); is it installed (apt-get install haproxy)? ` +
+            `Its log: ${path.join(this.dir, 'haproxy.log')}`,
+        );
+      return okAt(`${this.url}/readyz`);
+    });
+  }
+
+  /** SIGKILLs a node of the service: no clean shutdown, requests in flight are cut. */
+  async kill(name: string): Promise<void> {
+    const { child } = this.node(name);
+    const done = exited(child);
+    child.kill('SIGKILL');
+    await done;
+  }
+
+  /** Starts a killed node again (an API on its old port, so the balancer takes it back). */
+  async restart(name: string): Promise<void> {
+    const node = this.node(name);
+    if (running(node.child)) throw new Error(`${name} is still running`);
+    await this.launch(node);
+  }
+
+  /** The PIDs of every process, by name. */
+  pids(): Record<string, number | null> {
+    const pids: Record<string, number | null> = {};
+    for (const node of this.nodes) pids[node.name] = running(node.child) ? (node.child.pid ?? null) : null;
+    pids['haproxy'] = this.balancerPid;
+    for (const port of this.redis.ports) pids[`redis-${port}`] = this.redis.pidOf(port);
+    for (const broker of this.kafka.nodes) pids[`kafka-${broker.id}`] = this.kafka.pidOf(broker.id);
+    return pids;
+  }
+
+  /** Stops every process: the service's first (SIGTERM: they finish what they hold), then the servers. */
+  async stop(): Promise<void> {
+    await Promise.all(
+      this.nodes
+        .filter((n) => n.child && running(n.child))
+        .map(async (n) => {
+          const done = exited(n.child);
+          n.child.kill('SIGTERM');
+          const timer = setTimeout(() => n.child.kill('SIGKILL'), 20_000);
+          await done;
+          clearTimeout(timer);
+        }),
+    );
+    if (this.haproxy && running(this.haproxy)) {
+      const done = exited(this.haproxy);
+      this.haproxy.kill('SIGTERM');
+      await done;
+    }
+    await this.redis.stop();
+    if (this.ownsKafka) await this.kafka.stop();
+  }
+}

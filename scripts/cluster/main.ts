@@ -1,0 +1,66 @@
+/**
+ * `npm run cluster`: the service scaled out on this machine (see deployment.ts), in the foreground until
+ * Ctrl-C, which stops every process it started.
+ *
+ *   npm run cluster [-- --apis 2] [--workers 2] [--port 8080] [--mysql mysql://root@127.0.0.1:3306/seckill_cluster]
+ */
+import { Deployment, type DeploymentOptions } from './deployment.js';
+
+const say = (line: string) => process.stderr.write(`${line}\n`);
+
+const parse = (argv: readonly string[]): DeploymentOptions => {
+  const options: { -readonly [K in keyof DeploymentOptions]: DeploymentOptions[K] } = {};
+  for (let i = 0; i < argv.length; i += 1) {
+    const arg = argv[i]!;
+    const value = (): string => {
+      const next = argv[++i];
+      if (next === undefined) throw new Error(`${arg} needs a value`);
+      return next;
+    };
+    const count = (): number => {
+      const n = Number(value());
+      if (!Number.isInteger(n) || n < 1 || n > 8) throw new Error(`${arg} must be a whole number from 1 to 8`);
+      return n;
+    };
+    if (arg === '--apis') options.apis = count();
+    else if (arg === '--workers') options.workers = count();
+    else if (arg === '--port') options.balancerPort = Number(value());
+    else if (arg === '--mysql') options.mysqlUrl = value();
+    else throw new Error(`unknown option ${arg} (--apis N, --workers N, --port P, --mysql URL)`);
+  }
+  return options;
+};
+
+const main = async (): Promise<void> => {
+  const options = parse(process.argv.slice(2));
+  const secret = process.env['SECKILL_JWT_SECRET'];
+  let stopping = false;
+  let deployment: Deployment | null = null;
+  const stop = async () => {
+    if (stopping) return;
+    stopping = true;
+    say('stopping…');
+    await deployment?.stop();
+    say('stopped');
+    process.exit(0);
+  };
+  process.once('SIGINT', () => void stop());
+  process.once('SIGTERM', () => void stop());
+  deployment = await Deployment.start({ ...options, ...(secret ? { secret } : {}), say });
+  say('');
+  say(`seckill, scaled out: ${deployment.url}  (HAProxy, round robin over the APIs)`);
+  for (const [name, pid] of Object.entries(deployment.pids())) say(`  ${name.padEnd(16)} pid ${pid}`);
+  say(`  logs and balancer configuration in ${deployment.dir}`);
+  say('');
+  say('In another shell:');
+  say(`  export SECKILL_JWT_SECRET=${deployment.secret}`);
+  say(`  npx seckill simulate --url ${deployment.url} --buyers 2000 --stock 100`);
+  say(`  open ${deployment.url}/dashboard#token=$(npx seckill token --user ops --admin)`);
+  say('Ctrl-C stops everything.');
+  process.stdout.write(`${deployment.url}\n`);
+};
+
+main().catch((error: unknown) => {
+  say(error instanceof Error ? (error.stack ?? error.message) : String(error));
+  process.exit(1);
+});
