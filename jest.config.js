@@ -44,6 +44,7 @@ const config = {
     project('int', ['test/integration/**/*.int.test.ts'], withKafka),
     project('e2e', ['test/e2e/**/*.e2e.test.ts'], withKafka),
     project('chaos', ['test/chaos/**/*.test.ts'], withKafka),
+    project('scale', ['test/scale/**/*.scale.test.ts'], withKafka),
   ],
   // jest-circus (30.x) reads testTimeout from the GLOBAL config only; a per-project
   // value is accepted but ignored, so it is set here and applies to every project.

@@ -19,7 +19,8 @@ const parse = (argv: readonly string[]): DeploymentOptions => {
     };
     const count = (): number => {
       const n = Number(value());
-      if (!Number.isInteger(n) || n < 1 || n > 8) throw new Error(`${arg} must be a whole number from 1 to 8`);
+      if (!Number.isInteger(n) || n < 1 || n > 8)
+        throw new Error(`${arg} must be a whole number from 1 to 8`);
       return n;
     };
     if (arg === '--apis') options.apis = count();

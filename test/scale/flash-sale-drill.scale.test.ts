@@ -1,0 +1,233 @@
+import { randomUUID } from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from '@jest/globals';
+import type { MikroORM } from '@mikro-orm/mysql';
+import { openMySql } from '../../src/adapters/mysql/mysql-orm.js';
+import { Deployment } from '../../scripts/cluster/deployment.js';
+import { expectBooksAgree, expectOrdersAgree } from '../support/books.js';
+import { eventually } from '../support/contract-helpers.js';
+import { ApiClient, ONE_MACHINE } from '../support/e2e-service.js';
+import { requireCluster, startTestBroker, type TestBroker } from '../support/kafka.js';
+import { mysqlServerUrl } from '../support/mysql-database.js';
+import { BROKER_DRILL_ENV } from '../support/real-stack.js';
+import { drillReport, renderReport, runDrill, seeded } from '../support/scale-drill.js';
+
+const PRODUCTS = 3;
+const STOCK = 100;
+const PER_USER_LIMIT = 2;
+const BUYERS = 450;
+const SALE_MS = 9_000;
+
+const REPORTS = path.join(import.meta.dirname, '..', '..', '.cache', 'scale-drill');
+
+type Drill = {
+  deployment: Deployment;
+  broker: TestBroker;
+  orm: MikroORM;
+  dbName: string;
+  /** what the fault took down that the next test needs back (a broker of the shared Kafka cluster) */
+  heal: Array<() => Promise<void>>;
+};
+
+type Fault = Readonly<{ name: string; inject: (drill: Drill, random: () => number) => Promise<void> }>;
+
+const pick = <T>(items: readonly T[], random: () => number): T => items[Math.floor(random() * items.length)]!;
+
+const killApi = (d: Drill) => d.deployment.kill('api-1');
+const killWorker = (d: Drill) => d.deployment.kill('worker-1');
+const killBroker = async (d: Drill, random: () => number) => {
+  const kafka = requireCluster(d.broker);
+  const id = pick(kafka.nodes, random).id;
+  d.heal.push(() => kafka.restart(id));
+  await kafka.kill(id);
+};
+const killRedisMaster = async (d: Drill, random: () => number) =>
+  d.deployment.redis.kill(pick(await d.deployment.redis.masters(), random));
+
+const FAULTS: readonly Fault[] = [
+  { name: 'one API replica', inject: killApi },
+  { name: 'one worker', inject: killWorker },
+  { name: 'one Kafka broker', inject: killBroker },
+  { name: 'one Redis master', inject: killRedisMaster },
+  {
+    name: 'all four at once',
+    inject: async (d, random) => {
+      await Promise.all([killApi(d), killWorker(d), killBroker(d, random), killRedisMaster(d, random)]);
+    },
+  },
+];
+
+const rows = async <T>(orm: MikroORM, sql: string, params: unknown[] = []): Promise<T[]> =>
+  orm.em.getConnection().execute<T[]>(sql, params);
+
+/** Every accepted order decided and every outbox row consumed: the pipeline has nothing left to do. */
+const pipelineDrained = async (orm: MikroORM): Promise<void> =>
+  eventually(
+    async () => {
+      const [reserved] = await rows<{ n: number }>(
+        orm,
+        "SELECT COUNT(*) AS n FROM orders WHERE status = 'RESERVED'",
+      );
+      const [open] = await rows<{ n: number }>(
+        orm,
+        'SELECT COUNT(*) AS n FROM outbox_message WHERE status <> 2',
+      );
+      expect({ reserved: Number(reserved!.n), open: Number(open!.n) }).toEqual({ reserved: 0, open: 0 });
+    },
+    90_000,
+    250,
+  );
+
+type Drift = { reopened: number; givenBack: number };
+
+/**
+ * Runs reconciliation through the balancer until, for every product, the gate holds what MySQL has; answers
+ * the drift it corrected: units the gate held beyond MySQL's books (a decrement a Redis failover lost) and
+ * units it held short of them (a reservation that died between the gate and MySQL).
+ */
+const reconciled = async (api: ApiClient, productIds: readonly number[]): Promise<Drift> => {
+  const drift: Drift = { reopened: 0, givenBack: 0 };
+  await eventually(
+    async () => {
+      const token = await api.token('scale-ops', 'admin');
+      const run = await api.request('POST', '/api/v1/admin/reconciliations', { token });
+      for (const line of (run.body['products'] as Array<{ action: string; drift: number }> | undefined) ?? [])
+        if (line.action === 'ADJUSTED') {
+          if (line.drift > 0) drift.reopened += line.drift;
+          else drift.givenBack -= line.drift;
+        }
+      const audit = await api.request('GET', '/api/v1/admin/audit', { token });
+      const lines = (audit.body['products'] as Array<Record<string, unknown>> | undefined) ?? [];
+      for (const productId of productIds) {
+        const line = lines.find((p) => p['productId'] === productId);
+        expect(line?.['gateStock']).toBe(line?.['mysqlStock']);
+      }
+    },
+    30_000,
+    400,
+  );
+  return drift;
+};
+
+describe('scale drill: a flash sale through HAProxy on two APIs, two workers, Redis Cluster and three brokers', () => {
+  let drill: Drill | null = null;
+
+  afterEach(async () => {
+    if (!drill) return;
+    const { deployment, broker, orm, dbName, heal } = drill;
+    drill = null;
+    await deployment.stop();
+    for (const step of heal) await step();
+    await broker.stop();
+    await orm.em.getConnection().execute(`DROP DATABASE IF EXISTS \`${dbName}\``);
+    await orm.close(true);
+  }, 120_000);
+
+  it.each(FAULTS.map((f) => [f.name, f] as const))(
+    '%s killed with SIGKILL mid-sale: nothing oversold, no buyer over the limit, every 202 decided, books agree',
+    async (_name, fault) => {
+      const seed = Number(process.env['SECKILL_DRILL_SEED'] ?? Math.floor(Math.random() * 2 ** 31));
+      const random = seeded(seed);
+      const dbName = `seckill_scale_${randomUUID().replaceAll('-', '').slice(0, 12)}`;
+      const broker = await startTestBroker();
+      requireCluster(broker);
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'seckill-scale-'));
+      const deployment = await Deployment.start({
+        kafka: broker.cluster!,
+        mysqlUrl: `${mysqlServerUrl()}/${dbName}`,
+        dir,
+        say: () => undefined,
+        env: {
+          ...broker.env,
+          ...ONE_MACHINE,
+          ...BROKER_DRILL_ENV,
+          SECKILL_RATE_LIMIT_POINTS: '1000',
+          SECKILL_KAFKA_SESSION_TIMEOUT_MS: '6000',
+          SECKILL_RECONCILE_SETTLE_MS: '300',
+          SECKILL_SCHEDULER_LOCK_LIFETIME_MS: '4000',
+        },
+      });
+      const orm = await openMySql({ url: deployment.mysqlUrl });
+      drill = { deployment, broker, orm, dbName, heal: [] };
+      const api = new ApiClient(deployment.url, deployment.secret);
+
+      const productIds: number[] = [];
+      for (let i = 1; i <= PRODUCTS; i += 1)
+        productIds.push(
+          await api.listProduct({
+            name: `Scale drill ${i}`,
+            stock: STOCK,
+            perUserLimit: PER_USER_LIMIT,
+            maxPerOrder: 1,
+          }),
+        );
+
+      const current = drill;
+      const run = await runDrill({
+        url: deployment.url,
+        secret: deployment.secret,
+        productIds,
+        buyers: BUYERS,
+        saleMs: SALE_MS,
+        faultAtMs: Math.round(SALE_MS * (0.3 + 0.3 * random())),
+        fault: () => fault.inject(current, random),
+        seed,
+      });
+
+      await pipelineDrained(orm);
+      const drift = await reconciled(api, productIds);
+
+      // every buyer told 202 holds an order MySQL has decided: committed (perhaps paid) or released with a reason
+      const accepted = run.orders.map((o) => o.orderId);
+      const decided = await rows<{ order_id: string; status: string; reason: string | null }>(
+        orm,
+        `SELECT order_id, status, reason FROM orders WHERE order_id IN (${accepted.map(() => '?').join(',')})`,
+        accepted,
+      );
+      expect(decided).toHaveLength(accepted.length);
+      expect(
+        decided.filter(
+          (o) => !(o.status === 'COMMITTED' || o.status === 'PAID' || (o.status === 'RELEASED' && o.reason)),
+        ),
+      ).toEqual([]);
+
+      // no buyer over the limit, in MySQL
+      const overLimit = await rows<{ user_id: string; held: number }>(
+        orm,
+        "SELECT user_id, product_id, SUM(quantity) AS held FROM orders WHERE status IN ('COMMITTED', 'PAID') GROUP BY user_id, product_id HAVING held > ?",
+        [PER_USER_LIMIT],
+      );
+      expect(overLimit).toEqual([]);
+
+      // nothing oversold; the replayed history, MySQL, the orders table and the gate agree; the audit is clean
+      const report = await expectBooksAgree(api, productIds);
+      await expectOrdersAgree(
+        { orm, url: deployment.mysqlUrl, name: dbName, drop: () => Promise.resolve() },
+        report,
+        productIds,
+      );
+      for (const line of report.products) expect(line.sold).toBeLessThanOrEqual(STOCK);
+
+      // the drill means something only if the sale went on on both sides of the fault
+      expect(run.orders.filter((o) => o.acceptedAt < run.faultAt).length).toBeGreaterThan(0);
+      expect(run.orders.filter((o) => o.acceptedAt >= run.faultAt).length).toBeGreaterThan(0);
+
+      const outcomes: Record<string, number> = {};
+      for (const row of await rows<{ status: string; reason: string | null; n: number }>(
+        orm,
+        'SELECT status, reason, COUNT(*) AS n FROM orders GROUP BY status, reason ORDER BY status, reason',
+      ))
+        outcomes[row.reason ? `${row.status}:${row.reason}` : row.status] = Number(row.n);
+      const drillOutcome = drillReport(fault.name, seed, run, outcomes, drift);
+      fs.mkdirSync(REPORTS, { recursive: true });
+      fs.writeFileSync(
+        path.join(REPORTS, `${fault.name.replaceAll(' ', '-')}.json`),
+        `${JSON.stringify(drillOutcome, null, 2)}\n`,
+      );
+      process.stderr.write(`\n${renderReport(drillOutcome)}\n`);
+    },
+    300_000,
+  );
+});
