@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from '@jest/globals';
 import type { MikroORM } from '@mikro-orm/mysql';
@@ -32,6 +31,8 @@ type Drill = {
 };
 
 type Fault = Readonly<{ name: string; inject: (drill: Drill, random: () => number) => Promise<void> }>;
+
+const slug = (name: string) => name.replaceAll(' ', '-');
 
 const pick = <T>(items: readonly T[], random: () => number): T => items[Math.floor(random() * items.length)]!;
 
@@ -133,7 +134,9 @@ describe('scale drill: a flash sale through HAProxy on two APIs, two workers, Re
       const dbName = `seckill_scale_${randomUUID().replaceAll('-', '').slice(0, 12)}`;
       const broker = await startTestBroker();
       requireCluster(broker);
-      const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'seckill-scale-'));
+      // the processes' logs stay after the run, for a drill that failed
+      const dir = path.join(REPORTS, slug(fault.name));
+      fs.rmSync(dir, { recursive: true, force: true });
       const deployment = await Deployment.start({
         kafka: broker.cluster!,
         mysqlUrl: `${mysqlServerUrl()}/${dbName}`,
@@ -223,7 +226,7 @@ describe('scale drill: a flash sale through HAProxy on two APIs, two workers, Re
       const drillOutcome = drillReport(fault.name, seed, run, outcomes, drift);
       fs.mkdirSync(REPORTS, { recursive: true });
       fs.writeFileSync(
-        path.join(REPORTS, `${fault.name.replaceAll(' ', '-')}.json`),
+        path.join(REPORTS, `${slug(fault.name)}.json`),
         `${JSON.stringify(drillOutcome, null, 2)}\n`,
       );
       process.stderr.write(`\n${renderReport(drillOutcome)}\n`);
