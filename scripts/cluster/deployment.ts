@@ -123,6 +123,22 @@ export const haproxyConfig = (balancerPort: number, apiPorts: readonly number[])
     '',
   ].join('\n');
 
+/** Redis Cluster and Kafka, together; when one fails to start, the other is stopped, not left behind. */
+const startServers = async (
+  options: DeploymentOptions,
+  dir: string,
+  say: Say,
+): Promise<[RedisCluster, KafkaCluster]> => {
+  const [redis, kafka] = await Promise.allSettled([
+    RedisCluster.start({ nodeTimeoutMs: 2_000, ...options.redis }),
+    options.kafka ?? KafkaCluster.start({ brokers: 3, dir: path.join(dir, 'kafka'), say }),
+  ]);
+  if (redis.status === 'fulfilled' && kafka.status === 'fulfilled') return [redis.value, kafka.value];
+  if (redis.status === 'fulfilled') await redis.value.stop();
+  if (kafka.status === 'fulfilled' && !options.kafka) await kafka.value.stop();
+  throw redis.status === 'rejected' ? redis.reason : (kafka as PromiseRejectedResult).reason;
+};
+
 export class Deployment {
   private haproxy: ChildProcess | null = null;
 
@@ -146,10 +162,7 @@ export class Deployment {
     const mysqlUrl = options.mysqlUrl ?? 'mysql://root@127.0.0.1:3306/seckill_cluster';
     const secret = options.secret ?? randomBytes(24).toString('base64url');
     say('starting Redis Cluster (3 masters, 1 replica each) and Kafka (3 brokers)');
-    const [redis, kafka] = await Promise.all([
-      RedisCluster.start({ nodeTimeoutMs: 2_000, ...options.redis }),
-      options.kafka ?? KafkaCluster.start({ brokers: 3, dir: path.join(dir, 'kafka'), say }),
-    ]);
+    const [redis, kafka] = await startServers(options, dir, say);
     const env: Record<string, string> = {
       SECKILL_PROFILE: 'real',
       SECKILL_JWT_SECRET: secret,
