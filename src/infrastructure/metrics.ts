@@ -16,6 +16,7 @@ const HELP: Record<CounterName, string> = {
   outbox_publish_failures: 'Outbox publishes that failed, by topic',
   outbox_dead: 'Outbox rows given up on after the last attempt',
   reconciliation_fixes: 'Gate corrections made by reconciliation, by product',
+  reconciliation_restores: 'Restores of released orders the gate had lost, made by reconciliation, by product',
 };
 
 const LABELS: Record<CounterName, string[]> = {
@@ -31,6 +32,7 @@ const LABELS: Record<CounterName, string[]> = {
   outbox_publish_failures: ['topic'],
   outbox_dead: ['topic'],
   reconciliation_fixes: ['product'],
+  reconciliation_restores: ['product'],
 };
 
 const GAUGES: Record<GaugeName, { help: string; labels: string[] }> = {

@@ -81,25 +81,29 @@ const pipelineDrained = async (orm: MikroORM): Promise<void> =>
     250,
   );
 
-type Drift = { reopened: number; givenBack: number };
+type Drift = { reopened: number; givenBack: number; restoresLost: number };
+type ReconciledLine = { action: string; drift: number; restored?: number };
 
 /**
- * Runs reconciliation through the balancer until, for every product, the gate holds what MySQL has; answers
- * the drift it corrected: units the gate held beyond MySQL's books (a decrement a Redis failover lost) and
- * units it held short of them (a reservation that died between the gate and MySQL).
+ * Runs reconciliation through the balancer until the audit is clean and, for every product, the gate holds
+ * what MySQL has; answers what it corrected: units the gate held beyond MySQL's books (a decrement a Redis
+ * failover lost), units it held short of them (a reservation that died between the gate and MySQL), and
+ * released orders whose restore the gate had lost.
  */
 const reconciled = async (api: ApiClient, productIds: readonly number[]): Promise<Drift> => {
-  const drift: Drift = { reopened: 0, givenBack: 0 };
+  const drift: Drift = { reopened: 0, givenBack: 0, restoresLost: 0 };
   await eventually(
     async () => {
       const token = await api.token('scale-ops', 'admin');
       const run = await api.request('POST', '/api/v1/admin/reconciliations', { token });
-      for (const line of (run.body['products'] as Array<{ action: string; drift: number }> | undefined) ?? [])
-        if (line.action === 'ADJUSTED') {
-          if (line.drift > 0) drift.reopened += line.drift;
-          else drift.givenBack -= line.drift;
-        }
+      for (const line of (run.body['products'] as ReconciledLine[] | undefined) ?? []) {
+        drift.restoresLost += line.restored ?? 0;
+        if (line.action !== 'ADJUSTED') continue;
+        if (line.drift > 0) drift.reopened += line.drift;
+        else drift.givenBack -= line.drift;
+      }
       const audit = await api.request('GET', '/api/v1/admin/audit', { token });
+      expect(audit.body['violations']).toEqual([]);
       const lines = (audit.body['products'] as Array<Record<string, unknown>> | undefined) ?? [];
       for (const productId of productIds) {
         const line = lines.find((p) => p['productId'] === productId);

@@ -110,11 +110,15 @@ export class SequentialIds implements IdGenerator {
   }
 }
 
-/** Delegates to a real gate, counting calls; can be told to fail restores, like a Redis that went away. */
+/**
+ * Delegates to a real gate, counting calls; can be told to fail restores, like a Redis that went away, or to
+ * lose them, like a Redis master that acknowledged the write and died before its replica had it.
+ */
 export class InstrumentedGate implements StockGate {
   reserveCalls = 0;
   restoreCalls = 0;
   failRestores = false;
+  loseRestores = false;
 
   constructor(private readonly inner: StockGate) {}
 
@@ -133,6 +137,7 @@ export class InstrumentedGate implements StockGate {
     noteCall('gate.restore');
     this.restoreCalls += 1;
     if (this.failRestores) return Promise.reject(new Error('gate connection reset'));
+    if (this.loseRestores) return Promise.resolve(true);
     return this.inner.restore(productId, orderId);
   }
 

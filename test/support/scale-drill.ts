@@ -209,8 +209,11 @@ export type DrillReport = Readonly<{
   failedByStatus: Record<string, number>;
   /** the longest a buyer waited for any answer from the fault on */
   slowestAnswerAfterFaultMs: number;
-  /** units reconciliation found the gate holding beyond MySQL (re-opened), and short of it (given back) */
-  gateDrift: Readonly<{ reopened: number; givenBack: number }>;
+  /**
+   * What reconciliation corrected: units the gate held beyond MySQL's books (re-opened) and short of them
+   * (given back), and released orders whose restore the gate had lost
+   */
+  gateDrift: Readonly<{ reopened: number; givenBack: number; restoresLost: number }>;
   /** from the fault to the last answer 5xx or none (0: the buyers met no failure) */
   answersRecoveredMs: number;
   /** the longest wait, among orders accepted after the fault, from 202 to the buyer seeing it decided */
@@ -269,6 +272,6 @@ export const renderReport = (r: DrillReport): string =>
       .map(([k, v]) => `${k} ${v}`)
       .join(', ')}`,
     `  5xx or no answer from the fault on: ${r.failedAfterFault} ${JSON.stringify(r.failedByStatus)}; slowest answer ${r.slowestAnswerAfterFaultMs} ms`,
-    `  reconciliation  ${r.gateDrift.reopened} unit(s) re-opened in the gate taken back, ${r.gateDrift.givenBack} given back`,
+    `  reconciliation  ${r.gateDrift.reopened} unit(s) re-opened in the gate taken back, ${r.gateDrift.givenBack} given back, ${r.gateDrift.restoresLost} lost restore(s) given back`,
     `  answers recovered ${(r.answersRecoveredMs / 1000).toFixed(1)} s after the fault; slowest decision of an order accepted after it ${(r.slowestDecisionAfterFaultMs / 1000).toFixed(1)} s`,
   ].join('\n');

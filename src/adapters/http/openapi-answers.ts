@@ -82,6 +82,10 @@ export const ReconciliationReport = z
         expectedGate: z.number().int(),
         drift: z.number().int(),
         action: z.string(),
+        restored: z
+          .number()
+          .int()
+          .meta({ description: 'released orders whose restore the gate had lost, given back to it' }),
       }),
     ),
   })

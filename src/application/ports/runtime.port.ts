@@ -30,7 +30,8 @@ export type CounterName =
   | 'outbox_published'
   | 'outbox_publish_failures'
   | 'outbox_dead'
-  | 'reconciliation_fixes';
+  | 'reconciliation_fixes'
+  | 'reconciliation_restores';
 
 export type GaugeName = 'outbox_rows' | 'gate_stock' | 'mysql_stock' | 'consumer_lag' | 'stock_drift';
 

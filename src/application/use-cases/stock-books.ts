@@ -12,11 +12,14 @@ export type StockReading = Readonly<{
   expectedGate: number;
 }>;
 
+/** A reading with the orders behind `releasedNotRestored`: released in MySQL, still held by the gate. */
+export type StockBooks = StockReading & Readonly<{ releasedHeld: readonly string[] }>;
+
 /** One reading of a product's books: MySQL, the gate, and what is between them. */
 export const readStockBooks = async (
   stores: Readonly<{ inventory: Inventory; orders: OrderReadModel; gate: StockGate }>,
   productId: number,
-): Promise<StockReading | null> => {
+): Promise<StockBooks | null> => {
   // The order of the reads matters while orders flow: held reservations, gate stock, undecided orders,
   // released orders, MySQL stock. A restore, a commit or a release landing between two reads then makes the
   // gate look high, never low, and a high gate is only lowered: a sale lost for a moment, never a sold unit
@@ -29,7 +32,8 @@ export const readStockBooks = async (
   const product = await stores.inventory.get(productId);
   if (!product) return null;
   const inFlight = undecided.reduce((sum, o) => sum + o.quantity, 0);
-  const releasedNotRestored = released.reduce((sum, o) => sum + (held.has(o.orderId) ? o.quantity : 0), 0);
+  const releasedHeld = released.filter((o) => held.has(o.orderId));
+  const releasedNotRestored = releasedHeld.reduce((sum, o) => sum + o.quantity, 0);
   return {
     productId,
     mysqlStock: product.stock,
@@ -37,5 +41,6 @@ export const readStockBooks = async (
     inFlight,
     releasedNotRestored,
     expectedGate: expectedGateStock({ stock: product.stock, undecided: inFlight, releasedNotRestored }),
+    releasedHeld: releasedHeld.map((o) => o.orderId),
   };
 };

@@ -97,6 +97,54 @@ describe('ReconcileStock', () => {
     expect(await app.gate.stockLeft(productId)).toBe(5);
   });
 
+  it('gives back a restore the gate lost (acknowledged, then dropped by a failover): the unit is for sale again', async () => {
+    const app = await start();
+    const productId = await app.listProduct({ stock: 1 });
+    const orderId = await app.mustBuy('alice', productId);
+    await app.drained();
+    app.gate.loseRestores = true;
+    await app.releaseOrder.cancel('alice', orderId, 'cancel-1');
+    await app.drained();
+    app.gate.loseRestores = false;
+    // MySQL has the unit back; the gate still holds it for a release whose message has been consumed
+    expect(await app.inventory.get(productId)).toMatchObject({ stock: 1 });
+    expect(await app.buy('bob', productId)).toMatchObject({ ok: false, code: 'SOLD_OUT' });
+
+    const report = await app.reconcile.run();
+
+    expect(report.products[0]).toMatchObject({ restored: 1, drift: 0, action: 'IN_STEP', gateAfter: 1 });
+    expect(await app.gate.stockLeft(productId)).toBe(1);
+    expect(app.metrics.total('reconciliation_restores')).toBe(1);
+    expect(app.soldOut.isSoldOut(productId)).toBe(false);
+    expect(await app.buy('bob', productId)).toMatchObject({ ok: true, status: 'RESERVED' });
+    await app.drained();
+    expect((await app.audit.run()).ok).toBe(true);
+    // given back once: the next run finds nothing to restore
+    expect((await app.reconcile.run()).products[0]).toMatchObject({ restored: 0, action: 'IN_STEP' });
+  });
+
+  it('gives back a lost restore and takes back a lost decrement in one run, leaving the gate as MySQL has it', async () => {
+    const app = await start();
+    const productId = await app.listProduct({ stock: 3 });
+    const orderId = await app.mustBuy('alice', productId);
+    await app.drained();
+    app.gate.loseRestores = true;
+    await app.releaseOrder.cancel('alice', orderId, 'cancel-1');
+    await app.drained();
+    app.gate.loseRestores = false;
+    // a reservation the failover dropped: the gate has the unit again, and MySQL sold it
+    await app.mustBuy('bob', productId);
+    await app.drained();
+    await app.gate.adjust(productId, 1);
+
+    const report = await app.reconcile.run();
+
+    expect(report.products[0]).toMatchObject({ restored: 1, drift: 1, action: 'ADJUSTED', gateAfter: 2 });
+    expect(await app.gate.stockLeft(productId)).toBe(2);
+    expect((await app.inventory.get(productId))?.stock).toBe(2);
+    expect((await app.audit.run()).ok).toBe(true);
+  });
+
   it('changes nothing while reservations are in flight: the gate already counts them', async () => {
     const app = await start({ consumers: false });
     const productId = await app.listProduct({ stock: 50, perUserLimit: 1, maxPerOrder: 1 });
@@ -115,6 +163,7 @@ describe('ReconcileStock', () => {
         drift: 0,
         action: 'IN_STEP',
         gateAfter: 20,
+        restored: 0,
       },
     ]);
     expect(await app.gate.stockLeft(productId)).toBe(20);
