@@ -11,6 +11,7 @@ import {
 import type { DomainEvent } from '../../src/domain/index.js';
 import { MemoryDatabase } from '../../src/adapters/memory/memory-database.js';
 import { MemoryEventStore } from '../../src/adapters/memory/memory-event-store.js';
+import { MemoryInstanceRegistry } from '../../src/adapters/memory/memory-instance-registry.js';
 import { MemoryInventory } from '../../src/adapters/memory/memory-inventory.js';
 import { MemoryLock } from '../../src/adapters/memory/memory-lock.js';
 import { MemoryMessageBus } from '../../src/adapters/memory/memory-message-bus.js';
@@ -128,6 +129,7 @@ export const buildApp = (options: HarnessOptions = {}) => {
       salePaths,
       publisher,
       lag: bus,
+      instances: new MemoryInstanceRegistry(clock),
       clock,
       ids,
       eventIds,
