@@ -98,6 +98,7 @@ export const buildApp = (options: HarnessOptions = {}) => {
   const salePaths = new MemorySalePaths(() => Date.parse(clock.now()));
   const bus = new MemoryMessageBus(logger, { batchSize: 200, retryDelayMs: 5 });
   const publisher = new SwitchablePublisher(bus);
+  const instances = new MemoryInstanceRegistry(clock);
   const relayOptions: RelayOptions = { ...defaultRelayOptions, ...options.relay };
   const { batchSize: relayBatchSize, ...relaySettings } = relayOptions;
   const defaults = loadConfig({});
@@ -129,7 +130,7 @@ export const buildApp = (options: HarnessOptions = {}) => {
       salePaths,
       publisher,
       lag: bus,
-      instances: new MemoryInstanceRegistry(clock),
+      instances,
       clock,
       ids,
       eventIds,
@@ -140,7 +141,7 @@ export const buildApp = (options: HarnessOptions = {}) => {
     config,
   );
   const { catalog, dispatcher, placeOrder, commit, compensate, releaseOrder, payOrder, relay } = app;
-  const { reconcile, audit, products, salePath } = app;
+  const { reconcile, audit, products, salePath, dashboard } = app;
 
   let consumersStarted = false;
   const startConsumers = async (): Promise<void> => {
@@ -240,6 +241,8 @@ export const buildApp = (options: HarnessOptions = {}) => {
     reconcile,
     audit,
     products,
+    instances,
+    dashboard,
     relayOptions,
     startConsumers,
     drained,
