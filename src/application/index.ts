@@ -22,3 +22,4 @@ export * from './use-cases/sale-dashboard.use-case.js';
 export * from './use-cases/rebuild-projections.use-case.js';
 export * from './use-cases/watch-order.use-case.js';
 export * from './use-cases/issue-sale-path.use-case.js';
+export * from './readiness.js';

@@ -10,6 +10,7 @@ import {
   type HealthCheck,
   type IdGenerator,
   type InboundMessage,
+  type InstanceRegistry,
   type Inventory,
   type Logger,
   ManageProducts,
@@ -56,6 +57,8 @@ export type Ports = Readonly<{
   salePaths: SalePaths;
   publisher: MessagePublisher;
   lag: ConsumerLag;
+  /** where every process of the deployment beats, for the dashboard */
+  instances: InstanceRegistry;
   clock: Clock;
   /** order ids, and the correlation id of a request that brings none */
   ids: IdGenerator;
@@ -206,6 +209,7 @@ export const compose = (ports: Ports, config: CompositionConfig): Application =>
     gate,
     outbox,
     lag: ports.lag,
+    instances: ports.instances,
     metrics,
     now: () => clock.now(),
   });

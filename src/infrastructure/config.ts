@@ -100,6 +100,8 @@ const EnvSchema = z.object({
     .nullable()
     .default(null),
   SECKILL_METRICS_SAMPLE_MS: intFrom(5_000, 100),
+  /** every process says it is alive this often, for the dashboard's instances */
+  SECKILL_INSTANCE_BEAT_MS: intFrom(1_000, 100),
 });
 
 export type Profile = 'memory' | 'real';
@@ -230,6 +232,8 @@ export type Config = Readonly<{
     /** the gauges read from Redis, MySQL and the broker are sampled this often, whatever the scrape rate */
     sampleEveryMs: number;
   }>;
+  /** how often this process beats into the instance registry (the dashboard's instances) */
+  instanceBeatMs: number;
 }>;
 
 type Env = z.output<typeof EnvSchema>;
@@ -401,5 +405,6 @@ export const loadConfig = (env: NodeJS.ProcessEnv = process.env): Config => {
       token: e.SECKILL_METRICS_TOKEN,
       sampleEveryMs: e.SECKILL_METRICS_SAMPLE_MS,
     },
+    instanceBeatMs: e.SECKILL_INSTANCE_BEAT_MS,
   };
 };

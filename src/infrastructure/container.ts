@@ -9,6 +9,8 @@ import {
   HEALTH_CHECKS,
   ID_GENERATOR,
   type IdGenerator,
+  INSTANCE_REGISTRY,
+  type InstanceRegistry,
   INVENTORY,
   LOGGER,
   type Logger,
@@ -32,7 +34,12 @@ import { RandomIdGenerator } from '../adapters/system/random-id-generator.js';
 import { SystemClock } from '../adapters/system/system-clock.js';
 import { type Application, compose, type Ports } from './compose.js';
 import { type Config, ConfigError } from './config.js';
-import { bindMemoryProfile, bindRealProfile, PROFILE_PUBLISHER } from './profiles.js';
+import {
+  bindMemoryProfile,
+  bindRealProfile,
+  PROFILE_INSTANCE_REGISTRY,
+  PROFILE_PUBLISHER,
+} from './profiles.js';
 import type { RealResources } from './real-resources.js';
 
 export type { Container } from 'inversify';
@@ -49,6 +56,8 @@ export type ContainerOverrides = Readonly<{
   clock?: Clock;
   /** wraps the profile's publisher (fault drills deliver every message twice through this) */
   publisher?: (inner: MessagePublisher) => MessagePublisher;
+  /** replaces the profile's instance registry (tests make services of one process share one) */
+  instances?: InstanceRegistry;
 }>;
 
 export type ContainerOptions = Readonly<{
@@ -74,6 +83,7 @@ const PORT_IDS: { readonly [K in keyof Ports]-?: ServiceIdentifier<Ports[K]> } =
   salePaths: SALE_PATHS,
   publisher: MESSAGE_PUBLISHER,
   lag: CONSUMER_LAG,
+  instances: INSTANCE_REGISTRY,
   clock: CLOCK,
   ids: ID_GENERATOR,
   eventIds: ID_GENERATOR,
@@ -101,6 +111,9 @@ export const buildContainer = (config: Config, options: ContainerOptions): Conta
   container
     .bind<MessagePublisher>(MESSAGE_PUBLISHER)
     .toResolvedValue((publisher: MessagePublisher) => wrap(publisher), [PROFILE_PUBLISHER]);
+  container
+    .bind<InstanceRegistry>(INSTANCE_REGISTRY)
+    .toResolvedValue((own: InstanceRegistry) => overrides.instances ?? own, [PROFILE_INSTANCE_REGISTRY]);
   container.bind<Application>(APPLICATION).toDynamicValue((context) => {
     const ports = Object.fromEntries(
       Object.entries(PORT_IDS).map(([name, id]) => [name, context.get(id as ServiceIdentifier<unknown>)]),

@@ -1,5 +1,6 @@
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
-import type { CounterName, GaugeName, Logger, Metrics } from '../application/index.js';
+import type { CounterName, GaugeName, InstanceCounts, Logger, Metrics } from '../application/index.js';
+import { ORDER_ROUTE } from '../adapters/http/routes/place-order.js';
 
 const HELP: Record<CounterName, string> = {
   order_answers: 'Answers to order placements, by code',
@@ -111,6 +112,32 @@ export class PrometheusMetrics implements Metrics {
 
   count(name: CounterName, labels: Readonly<Record<string, string>> = {}, by = 1): void {
     if (by > 0) this.counters.get(name)?.inc(labels, by);
+  }
+
+  /**
+   * What this process has counted since it started, for its beats: the order route's answers by status class
+   * (every answer, the ones thrown to the error handler included) and what its commit consumer decided.
+   */
+  async instanceCounts(): Promise<InstanceCounts> {
+    const counts = { accepted: 0, rejected: 0, failed: 0 };
+    for (const { labels, value } of (await this.httpRequests.get()).values) {
+      if (labels.route !== ORDER_ROUTE || labels.method !== 'POST') continue;
+      const status = Number(labels.code);
+      if (status === 202) counts.accepted += value;
+      else if (status >= 500) counts.failed += value;
+      else if (status >= 400) counts.rejected += value;
+    }
+    return {
+      ...counts,
+      committed: await this.total('orders_committed'),
+      released: await this.total('orders_released'),
+    };
+  }
+
+  private async total(name: CounterName): Promise<number> {
+    const counter = this.counters.get(name);
+    if (!counter) return 0;
+    return (await counter.get()).values.reduce((sum, { value }) => sum + value, 0);
   }
 }
 

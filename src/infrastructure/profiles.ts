@@ -10,6 +10,7 @@ import {
   type EventStore,
   HEALTH_CHECKS,
   type HealthCheck,
+  type InstanceRegistry,
   INVENTORY,
   type Inventory,
   LOGGER,
@@ -37,6 +38,7 @@ import {
 } from '../application/index.js';
 import { MemoryDatabase } from '../adapters/memory/memory-database.js';
 import { MemoryEventStore } from '../adapters/memory/memory-event-store.js';
+import { MemoryInstanceRegistry } from '../adapters/memory/memory-instance-registry.js';
 import { MemoryInventory } from '../adapters/memory/memory-inventory.js';
 import { MemoryLock } from '../adapters/memory/memory-lock.js';
 import { MemoryMessageBus } from '../adapters/memory/memory-message-bus.js';
@@ -58,6 +60,7 @@ import { MySqlOutbox } from '../adapters/mysql/mysql-outbox.js';
 import { standaloneSession } from '../adapters/mysql/mysql-session.js';
 import { MySqlUnitOfWork } from '../adapters/mysql/mysql-unit-of-work.js';
 import { RedisHealthCheck } from '../adapters/redis/redis-health-check.js';
+import { RedisInstanceRegistry } from '../adapters/redis/redis-instance-registry.js';
 import { RedisLock } from '../adapters/redis/redis-lock.js';
 import { RedisRateLimiter } from '../adapters/redis/redis-rate-limiter.js';
 import { RedisSalePaths } from '../adapters/redis/redis-sale-paths.js';
@@ -68,13 +71,16 @@ import type { RealResources } from './real-resources.js';
 
 /**
  * The two profiles of the container (container.ts): each binds every port but the process-wide ones (logger,
- * metrics, clock, ids) to its adapter. The publisher is bound as PROFILE_PUBLISHER, for an override to wrap.
+ * metrics, clock, ids) to its adapter. The publisher is bound as PROFILE_PUBLISHER, for an override to wrap, and
+ * the instance registry as PROFILE_INSTANCE_REGISTRY, for an override to replace.
  */
 
 /** The memory profile's tables, shared by its stores (tests read them to see that nothing was written). */
 export const MEMORY_DATABASE = Symbol.for('seckill.MemoryDatabase');
 /** the profile's own publisher, before an override wraps it */
 export const PROFILE_PUBLISHER = Symbol.for('seckill.ProfilePublisher');
+/** the profile's own instance registry, unless an override gives another (tests share one between services) */
+export const PROFILE_INSTANCE_REGISTRY = Symbol.for('seckill.ProfileInstanceRegistry');
 /** The memory profile's message bus: its publisher, subscriber and consumer lag (tests wait on it to go idle). */
 export const MEMORY_BUS = Symbol.for('seckill.MemoryBus');
 
@@ -149,6 +155,9 @@ export const bindMemoryProfile = (container: Container, config: Config): void =>
   container
     .bind<Scheduler>(SCHEDULER)
     .toResolvedValue((clock: Clock, logger: Logger) => new MemoryScheduler(clock, logger), [CLOCK, LOGGER]);
+  container
+    .bind<InstanceRegistry>(PROFILE_INSTANCE_REGISTRY)
+    .toResolvedValue((clock: Clock) => new MemoryInstanceRegistry(clock), [CLOCK]);
   container.bind<readonly HealthCheck[]>(HEALTH_CHECKS).toConstantValue([]);
 };
 
@@ -199,6 +208,9 @@ export const bindRealProfile = (container: Container, config: Config, r: RealRes
     [LOGGER],
   );
   container.bind<ConsumerLag>(CONSUMER_LAG).toConstantValue(r.consumerLag);
+  container
+    .bind<InstanceRegistry>(PROFILE_INSTANCE_REGISTRY)
+    .toResolvedValue(() => new RedisInstanceRegistry(r.redis, ns));
   container.bind<Scheduler>(SCHEDULER).toResolvedValue(
     (logger: Logger) =>
       new AgendaScheduler(

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createServer, type RequestListener, type Server } from 'node:http';
 import { hostname } from 'node:os';
@@ -6,6 +7,7 @@ import { createHttpApp } from '../adapters/http/app.js';
 import { answerUnreadableRequest } from '../adapters/http/error-mapping.js';
 import { createOpsApp } from '../adapters/http/ops.js';
 import { JwtTokens } from '../adapters/http/tokens.js';
+import type { InstanceRole } from '../application/index.js';
 import type { Application } from './compose.js';
 import type { Config } from './config.js';
 import {
@@ -16,6 +18,7 @@ import {
   WORKER,
   type WorkerPorts,
 } from './container.js';
+import { InstanceHeartbeat } from './heartbeat.js';
 import { prometheusObserver } from './http-observer.js';
 import type { AppLogger } from './logger.js';
 import { GaugeSampler, PrometheusMetrics } from './metrics.js';
@@ -41,6 +44,12 @@ const VERSION = ((): string => {
   }
   return '0.0.0';
 })();
+
+/** What a process with these roles is called on the dashboard. */
+const roleOf = (roles: Roles): InstanceRole => {
+  if (roles.http && roles.worker) return 'all';
+  return roles.http ? 'api' : 'worker';
+};
 
 /** Whether a listener bound to `host` is reachable from this machine only. */
 const isLoopback = (host: string): boolean =>
@@ -122,6 +131,10 @@ export class SeckillService {
   private worker: WorkerPorts | null = null;
   /** keeps the gauges from Redis, MySQL and the broker current while this process serves metrics */
   private readonly sampler: GaugeSampler;
+  /** says in the instance registry that this process is alive, and how it is doing (every serving process) */
+  private heartbeat: InstanceHeartbeat | null = null;
+  /** host:pid:random, for the life of this process: how the dashboard tells the instances apart */
+  readonly instanceId = `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
 
   private constructor(
     readonly config: Config,
@@ -155,6 +168,7 @@ export class SeckillService {
     if (roles.http) await service.startHttp();
     if (roles.worker) await service.startWorker();
     const serving = roles.http || roles.worker;
+    if (serving) service.startHeartbeat(roleOf(roles));
     if (serving && config.metrics.port !== null) await service.startMetricsListener();
     // the gauges are read only where someone can scrape them
     if ((roles.http && config.metrics.token !== null) || service.metricsServer) service.sampler.start();
@@ -193,7 +207,28 @@ export class SeckillService {
     await this.app.placeOrder.settled();
     await this.app.dispatcher.settle();
     await this.worker?.subscriber.stop();
+    // beating until the work under way is done: the dashboard shows the instance while it drains
+    await this.heartbeat?.stop();
     await this.resources?.close();
+  }
+
+  private startHeartbeat(role: InstanceRole): void {
+    const { ports } = this.app;
+    this.heartbeat = new InstanceHeartbeat({
+      registry: ports.instances,
+      identity: {
+        instanceId: this.instanceId,
+        role,
+        pid: process.pid,
+        host: hostname(),
+        startedAt: ports.clock.now(),
+      },
+      everyMs: this.config.instanceBeatMs,
+      health: ports.health,
+      counts: () => this.metrics.instanceCounts(),
+      logger: this.logger,
+    });
+    this.heartbeat.start();
   }
 
   private observer() {

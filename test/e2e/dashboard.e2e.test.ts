@@ -40,7 +40,22 @@ describe('the live sale figures behind /dashboard', () => {
     const page = await fetch(`${service.url}/dashboard`);
     expect(page.status).toBe(200);
     expect(page.headers.get('content-type')).toMatch(/^text\/html/);
-    expect(await page.text()).toContain('/api/v1/admin/dashboard');
+    const html = await page.text();
+    expect(html).toContain('/api/v1/admin/dashboard');
+    // every URL of the page is relative to it, so that it works under a load balancer's path as well
+    expect(html).not.toMatch(/(src|href)="\//);
+    for (const [file, type] of [
+      ['dashboard.js', 'text/javascript'],
+      ['uPlot.iife.min.js', 'text/javascript'],
+      ['uPlot.min.css', 'text/css'],
+    ] as const) {
+      expect(html).toContain(`"dashboard/${file}"`);
+      const served = await fetch(`${service.url}/dashboard/${file}`);
+      expect([served.status, served.headers.get('content-type')]).toEqual([200, `${type}; charset=utf-8`]);
+    }
+    // at /dashboard/ those URLs would point one level too deep: it sends the browser to /dashboard
+    const slashed = await fetch(`${service.url}/dashboard/`, { redirect: 'manual' });
+    expect([slashed.status, slashed.headers.get('location')]).toEqual([301, '../dashboard']);
     expect(await api.request('GET', '/api/v1/admin/dashboard')).toMatchObject({
       status: 401,
       body: { code: 'MISSING_TOKEN' },

@@ -6,6 +6,9 @@ import type {
   GateAnswer,
   GateReservation,
   IdGenerator,
+  InstanceBeat,
+  InstanceRegistry,
+  InstanceSighting,
   Logger,
   MessagePublisher,
   Metrics,
@@ -199,5 +202,27 @@ export class SwitchablePublisher implements MessagePublisher {
     this.attempts += 1;
     if (this.failing) return Promise.reject(new Error('broker not available'));
     return this.inner.publishMany(messages);
+  }
+}
+
+/**
+ * Delegates to a registry shared by several services of one test; once `killed`, the service's beats and its
+ * removal on close go nowhere, as a process killed with SIGKILL would leave it: listed, and ageing.
+ */
+export class KillableRegistry implements InstanceRegistry {
+  killed = false;
+
+  constructor(private readonly inner: InstanceRegistry) {}
+
+  beat(beat: InstanceBeat): Promise<void> {
+    return this.killed ? Promise.resolve() : this.inner.beat(beat);
+  }
+
+  remove(instanceId: string): Promise<void> {
+    return this.killed ? Promise.resolve() : this.inner.remove(instanceId);
+  }
+
+  list(): Promise<InstanceSighting[]> {
+    return this.inner.list();
   }
 }

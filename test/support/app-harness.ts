@@ -11,6 +11,7 @@ import {
 import type { DomainEvent } from '../../src/domain/index.js';
 import { MemoryDatabase } from '../../src/adapters/memory/memory-database.js';
 import { MemoryEventStore } from '../../src/adapters/memory/memory-event-store.js';
+import { MemoryInstanceRegistry } from '../../src/adapters/memory/memory-instance-registry.js';
 import { MemoryInventory } from '../../src/adapters/memory/memory-inventory.js';
 import { MemoryLock } from '../../src/adapters/memory/memory-lock.js';
 import { MemoryMessageBus } from '../../src/adapters/memory/memory-message-bus.js';
@@ -97,6 +98,7 @@ export const buildApp = (options: HarnessOptions = {}) => {
   const salePaths = new MemorySalePaths(() => Date.parse(clock.now()));
   const bus = new MemoryMessageBus(logger, { batchSize: 200, retryDelayMs: 5 });
   const publisher = new SwitchablePublisher(bus);
+  const instances = new MemoryInstanceRegistry(clock);
   const relayOptions: RelayOptions = { ...defaultRelayOptions, ...options.relay };
   const { batchSize: relayBatchSize, ...relaySettings } = relayOptions;
   const defaults = loadConfig({});
@@ -128,6 +130,7 @@ export const buildApp = (options: HarnessOptions = {}) => {
       salePaths,
       publisher,
       lag: bus,
+      instances,
       clock,
       ids,
       eventIds,
@@ -138,7 +141,7 @@ export const buildApp = (options: HarnessOptions = {}) => {
     config,
   );
   const { catalog, dispatcher, placeOrder, commit, compensate, releaseOrder, payOrder, relay } = app;
-  const { reconcile, audit, products, salePath } = app;
+  const { reconcile, audit, products, salePath, dashboard } = app;
 
   let consumersStarted = false;
   const startConsumers = async (): Promise<void> => {
@@ -238,6 +241,8 @@ export const buildApp = (options: HarnessOptions = {}) => {
     reconcile,
     audit,
     products,
+    instances,
+    dashboard,
     relayOptions,
     startConsumers,
     drained,

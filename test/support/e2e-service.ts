@@ -3,7 +3,7 @@ import { JwtTokens, type TokenPolicy } from '../../src/adapters/http/tokens.js';
 import { loadConfig } from '../../src/infrastructure/config.js';
 import type { ContainerOverrides } from '../../src/infrastructure/container.js';
 import { createLogger } from '../../src/infrastructure/logger.js';
-import { SeckillService } from '../../src/infrastructure/service.js';
+import { type Roles, SeckillService } from '../../src/infrastructure/service.js';
 
 /**
  * Every buyer of a test comes from 127.0.0.1: the per-address budget and the read and write budgets are off,
@@ -15,10 +15,11 @@ export const ONE_MACHINE: Readonly<Record<string, string>> = {
   SECKILL_WRITE_RATE_LIMIT_POINTS: '0',
 };
 
-/** Starts the whole service on the memory profile, on a free port, in this process. */
+/** Starts the service on the memory profile (API and worker unless told otherwise), on a free port, in this process. */
 export const startMemoryService = async (
   env: Record<string, string> = {},
   overrides: ContainerOverrides = {},
+  roles: Roles = { http: true, worker: true },
 ): Promise<SeckillService> => {
   const config = loadConfig({
     SECKILL_PROFILE: 'memory',
@@ -29,7 +30,7 @@ export const startMemoryService = async (
     ...ONE_MACHINE,
     ...env,
   });
-  return SeckillService.start(config, { http: true, worker: true }, createLogger(config.logLevel), overrides);
+  return SeckillService.start(config, roles, createLogger(config.logLevel), overrides);
 };
 
 export type Answer = { status: number; contentType: string; body: Record<string, unknown> };

@@ -2,12 +2,14 @@ import { createHash, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Cluster } from 'ioredis';
 import { connectRedis, type RedisClient } from '../../src/adapters/redis/redis-connection.js';
+import { RedisInstanceRegistry } from '../../src/adapters/redis/redis-instance-registry.js';
 import { RedisLock } from '../../src/adapters/redis/redis-lock.js';
 import { RedisRateLimiter } from '../../src/adapters/redis/redis-rate-limiter.js';
 import { RedisSalePaths } from '../../src/adapters/redis/redis-sale-paths.js';
 import { RedisSoldOutFlags } from '../../src/adapters/redis/redis-sold-out-flags.js';
 import { GATE_SCRIPTS, RedisStockGate } from '../../src/adapters/redis/redis-stock-gate.js';
 import { duplicateRequestLockContract } from '../contract/duplicate-request-lock.contract.js';
+import { instanceRegistryContract } from '../contract/instance-registry.contract.js';
 import { rateLimiterContract } from '../contract/rate-limiter.contract.js';
 import { salePathsContract } from '../contract/sale-paths.contract.js';
 import { soldOutFlagsContract } from '../contract/sold-out-flags.contract.js';
@@ -84,6 +86,14 @@ export const redisContracts = (label: string, url: () => string): void => {
   );
   salePathsContract(`RedisSalePaths (${label})`, () =>
     Promise.resolve(new RedisSalePaths(client, freshNamespace())),
+  );
+  instanceRegistryContract(
+    `RedisInstanceRegistry (${label})`,
+    ({ retentionMs }) => {
+      const ns = freshNamespace();
+      return Promise.resolve(track(new RedisInstanceRegistry(client, ns, retentionMs), ns));
+    },
+    drop,
   );
   soldOutFlagsContract(`RedisSoldOutFlags (${label})`, async (marks) => {
     const ns = freshNamespace();

@@ -101,6 +101,36 @@ export const AuditReport = z
   })
   .meta({ id: 'AuditReport' });
 
+const InstanceCounts = z
+  .object({
+    accepted: z.number().int().meta({ description: 'order requests answered 202' }),
+    rejected: z.number().int().meta({ description: 'order requests refused with a 4xx' }),
+    failed: z.number().int().meta({ description: 'order requests answered with a 5xx' }),
+    committed: z.number().int().meta({ description: "orders the process's commit consumer committed" }),
+    released: z.number().int().meta({ description: "reservations the process's commit consumer released" }),
+  })
+  .meta({ description: 'cumulative since the process started' });
+
+const Instance = z
+  .object({
+    instanceId: z.string().meta({ description: 'host:pid:random, stable for the life of the process' }),
+    role: z.enum(['api', 'worker', 'all']),
+    pid: z.number().int(),
+    host: z.string(),
+    startedAt: z.iso.datetime(),
+    beatEveryMs: z.number().int(),
+    ready: z
+      .record(z.string(), z.enum(['ok', 'failing']))
+      .meta({ description: "each dependency's check at the last beat, as /readyz words it" }),
+    counts: InstanceCounts,
+    lastSeenAt: z.iso.datetime(),
+    lastSeenAgoMs: z.number().int(),
+    status: z.enum(['up', 'degraded', 'down']).meta({
+      description: 'down: no beat for 3 intervals; degraded: beating with a dependency failing; up otherwise',
+    }),
+  })
+  .meta({ id: 'Instance' });
+
 export const SaleFigures = z
   .object({
     at: z.iso.datetime(),
@@ -129,6 +159,12 @@ export const SaleFigures = z
       acceptedPerSecond: z.number(),
       rejectedPerSecond: z.number(),
       instance: z.string().meta({ description: 'rates are counted per serving process' }),
+    }),
+    instances: z.array(Instance).meta({
+      description: 'every process of the deployment seen in the last 10 minutes, down ones included',
+    }),
+    totals: InstanceCounts.meta({
+      description: "the instances' counts added up, as of each one's last beat",
     }),
   })
   .meta({ id: 'SaleFigures' });

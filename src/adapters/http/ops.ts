@@ -1,6 +1,6 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import express, { type Request, type RequestHandler } from 'express';
-import type { HealthCheck, Logger } from '../../application/index.js';
+import { checkDependencies, type HealthCheck, type Logger } from '../../application/index.js';
 import type { HttpObserver } from './dependencies.js';
 import { notFound, problemAnswers } from './error-mapping.js';
 import { HttpProblem } from './problem.js';
@@ -27,20 +27,6 @@ export type OpsDependencies = Readonly<{
 }>;
 
 const CHECK_TIMEOUT_MS = 2_000;
-
-const withTimeout = async <T>(work: Promise<T>, ms: number): Promise<T> => {
-  let timer: NodeJS.Timeout | undefined;
-  try {
-    return await Promise.race([
-      work,
-      new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
-      }),
-    ]);
-  } finally {
-    clearTimeout(timer);
-  }
-};
 
 const CHALLENGE = 'Bearer realm="seckill metrics", Basic realm="seckill metrics"';
 
@@ -115,17 +101,7 @@ export const mountOps = (app: express.Express, deps: OpsDependencies): void => {
   });
 
   app.get('/readyz', async (req, res) => {
-    // the checks run together: a probe waits for the slowest one, not for their sum
-    const failures = await Promise.all(
-      deps.health.map(async (check): Promise<readonly [string, string | null]> => {
-        try {
-          await withTimeout(check.check(), CHECK_TIMEOUT_MS);
-          return [check.name, null];
-        } catch (error) {
-          return [check.name, error instanceof Error ? error.message : String(error)];
-        }
-      }),
-    );
+    const failures = await checkDependencies(deps.health, CHECK_TIMEOUT_MS);
     const ready = failures.every(([, failure]) => failure === null);
     const checks = Object.fromEntries(
       failures.map(([name, failure]) => [name, failure === null ? 'ok' : 'failing']),

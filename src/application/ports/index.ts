@@ -14,3 +14,4 @@ export * from './scheduler.port.js';
 export * from './consumer-lag.port.js';
 export * from './projection.port.js';
 export * from './sale-path.port.js';
+export * from './instance-registry.port.js';

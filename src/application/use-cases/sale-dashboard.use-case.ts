@@ -2,6 +2,9 @@ import type { ReleaseReason } from '../../domain/index.js';
 import {
   type ConsumerLag,
   type GroupLag,
+  type InstanceCounts,
+  type InstanceRegistry,
+  type InstanceSighting,
   type Inventory,
   type Metrics,
   type Outbox,
@@ -31,12 +34,39 @@ export type ProductFigures = Readonly<{
 /** The outbox rows not consumed yet (consumed rows, most of a table that is never pruned, are not counted). */
 export type OutboxFigures = Readonly<Record<'pending' | 'sent' | 'failed' | 'dead', number>>;
 
+/** up: beating, every dependency ready; degraded: beating, a dependency failing; down: silent for 3 beats. */
+export type InstanceStatus = 'up' | 'degraded' | 'down';
+
+export type InstanceFigures = InstanceSighting & Readonly<{ status: InstanceStatus }>;
+
+/** beats an instance may miss before it is shown down */
+const MISSED_BEATS_WHEN_DOWN = 3;
+
+const instanceStatus = (instance: InstanceSighting): InstanceStatus => {
+  if (instance.lastSeenAgoMs > MISSED_BEATS_WHEN_DOWN * instance.beatEveryMs) return 'down';
+  return Object.values(instance.ready).every((ready) => ready === 'ok') ? 'up' : 'degraded';
+};
+
 export type SaleFigures = Readonly<{
   at: string;
   products: ProductFigures[];
   outbox: OutboxFigures;
   consumerLag: GroupLag[];
+  /** every process of the deployment seen within the registry's retention, down ones included */
+  instances: InstanceFigures[];
+  /** the instances' counts added up: the whole deployment's, as of each one's last beat */
+  totals: InstanceCounts;
 }>;
+
+const NO_COUNTS: InstanceCounts = { accepted: 0, rejected: 0, failed: 0, committed: 0, released: 0 };
+
+const addCounts = (sum: InstanceCounts, counts: InstanceCounts): InstanceCounts => ({
+  accepted: sum.accepted + counts.accepted,
+  rejected: sum.rejected + counts.rejected,
+  failed: sum.failed + counts.failed,
+  committed: sum.committed + counts.committed,
+  released: sum.released + counts.released,
+});
 
 const OUTBOX_NAMES = {
   pending: OutboxStatus.PENDING,
@@ -51,13 +81,15 @@ export type SaleDashboardDeps = Readonly<{
   gate: StockGate;
   outbox: Outbox;
   lag: ConsumerLag;
+  instances: InstanceRegistry;
   metrics: Metrics;
   now: () => string;
 }>;
 
 /**
  * The figures an operator watches during a sale: per product the gate, MySQL and the orders by status; the
- * outbox rows not consumed yet; how far the consumers are behind. `gather` reads them all for the live page
+ * outbox rows not consumed yet; how far the consumers are behind; every process of the deployment and what
+ * it has answered. `gather` reads them all for the live page
  * and sets the gauges Prometheus scrapes on the way, so the Grafana dashboard and the page show the same
  * numbers; `refreshGauges` reads only what the gauges show, for the metrics sampler.
  */
@@ -92,7 +124,9 @@ export class SaleDashboard {
     }
     const outbox = await this.readOutbox();
     const consumerLag = await this.readLag();
-    return { at: this.deps.now(), products, outbox, consumerLag };
+    const instances = await this.readInstances();
+    const totals = instances.reduce((sum, instance) => addCounts(sum, instance.counts), NO_COUNTS);
+    return { at: this.deps.now(), products, outbox, consumerLag, instances, totals };
   }
 
   /**
@@ -126,6 +160,20 @@ export class SaleDashboard {
     for (const [name, value] of Object.entries(figures))
       this.deps.metrics.gauge('outbox_rows', value, { status: name });
     return figures;
+  }
+
+  /** Sorted by role, then host and pid, so that rows keep their places from one reading to the next. */
+  private async readInstances(): Promise<InstanceFigures[]> {
+    const sightings = await this.deps.instances.list();
+    return sightings
+      .map((sighting) => ({ ...sighting, status: instanceStatus(sighting) }))
+      .sort(
+        (a, b) =>
+          a.role.localeCompare(b.role) ||
+          a.host.localeCompare(b.host) ||
+          a.pid - b.pid ||
+          a.instanceId.localeCompare(b.instanceId),
+      );
   }
 
   private async readLag(): Promise<GroupLag[]> {

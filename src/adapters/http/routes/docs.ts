@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import type express from 'express';
 import swaggerUi from 'swagger-ui-express';
 import { DASHBOARD_PAGE, DASHBOARD_SCRIPT, DASHBOARD_STYLE } from '../dashboard-page.js';
@@ -5,10 +7,19 @@ import type { HttpDependencies } from '../dependencies.js';
 import { openApiDocument } from '../openapi.js';
 import { DASHBOARD_HEADERS, DOCS_HEADERS, withHeaders } from '../security-headers.js';
 
+/** A file of an npm package the page uses, read once (uPlot draws the charts). */
+const packageFile = (path: string): string =>
+  readFileSync(createRequire(import.meta.url).resolve(path), 'utf8');
+
 /** The dashboard's files, by path under /dashboard (served like Swagger UI's: not API routes). */
 const DASHBOARD_FILES = new Map([
   ['/dashboard.css', { type: 'text/css; charset=utf-8', body: DASHBOARD_STYLE }],
   ['/dashboard.js', { type: 'text/javascript; charset=utf-8', body: DASHBOARD_SCRIPT }],
+  ['/uPlot.min.css', { type: 'text/css; charset=utf-8', body: packageFile('uplot/dist/uPlot.min.css') }],
+  [
+    '/uPlot.iife.min.js',
+    { type: 'text/javascript; charset=utf-8', body: packageFile('uplot/dist/uPlot.iife.min.js') },
+  ],
 ]);
 
 const dashboardFiles: express.RequestHandler = (req, res, next) => {
@@ -38,7 +49,9 @@ export const mountDocs = (app: express.Express, deps: Pick<HttpDependencies, 've
   );
 
   app.use('/dashboard', withHeaders(DASHBOARD_HEADERS), dashboardFiles);
-  app.get('/dashboard', (_req, res) => {
-    res.type('html').send(DASHBOARD_PAGE);
+  app.get('/dashboard', (req, res) => {
+    // the page's URLs are relative to /dashboard: at /dashboard/ they would point one level too deep
+    if (req.path.endsWith('/')) res.redirect(301, '../dashboard');
+    else res.type('html').send(DASHBOARD_PAGE);
   });
 };
