@@ -21,6 +21,8 @@ export type BenchBroker = Readonly<{
   pids: readonly number[];
   /** the service's settings for this broker */
   env: Readonly<Record<string, string>>;
+  /** the Apache Kafka cluster itself (for a deployment to run on), or null on the mock */
+  cluster: KafkaCluster | null;
   stop: () => Promise<void>;
 }>;
 
@@ -43,6 +45,7 @@ export const startBenchBroker = async (
       description: `librdkafka's mock cluster (kcat), pid ${mock.pid}`,
       pids: [mock.pid],
       env: { SECKILL_KAFKA_CREATE_TOPICS: 'false', SECKILL_KAFKA_IDEMPOTENT: 'false' },
+      cluster: null,
       stop: () => mock.stop(),
     };
   }
@@ -59,6 +62,7 @@ export const startBenchBroker = async (
     pids,
     // the production settings: topics created by the service, replication 3, min.insync 2, idempotent producer
     env: { SECKILL_KAFKA_CREATE_TOPICS: 'true', SECKILL_KAFKA_IDEMPOTENT: 'true' },
+    cluster,
     stop: () => cluster.destroy(),
   };
 };

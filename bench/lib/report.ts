@@ -5,6 +5,7 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import * as prettier from 'prettier';
 import type { BurstResult } from './burst.js';
+import type { ScaleOut, ScaleOutResult } from './scale-out.js';
 import type { Batching } from './service.js';
 
 /** A figure measured at each connection count, keyed by the count ("50", "256"). */
@@ -69,6 +70,11 @@ export type Figures = Readonly<{
     /** median floodRps with admission control / median without it (1 = free) */
     floodKept: PerConnections;
   }>;
+  /**
+   * The scale-out A/B: accept and flood throughput through HAProxy with two API replicas and with one, same
+   * workers, same Redis Cluster shape, alternated (absent in runs before it, `skipped` when it did not run)
+   */
+  scaleOut?: ScaleOutResult;
   /** share of the flood's answers that were 409 SOLD_OUT */
   floodSoldOutShare: PerConnections;
   acceptRps: PerConnections;
@@ -283,6 +289,7 @@ export const rowsOf = (f: Figures): Row[] => {
       'median flood with admission control / without it, alternated on two services (≥ 0.95: it costs ≤ 5 %)',
       fixed,
     ),
+    ...scaleOutRows(f.scaleOut, f.floodRps[f.headlineConnections]),
     ...per('naiveDbRps', f.naiveDbRps, 'baseline B: express + one conditional UPDATE per request, req/s'),
     ...per(
       'acceptRps',
@@ -437,13 +444,130 @@ export const rowsOf = (f: Figures): Row[] => {
   ];
 };
 
-const CPU_COLUMNS = ['bench', 'target', 'worker', 'mariadb', 'redis', 'kafka', 'other', 'machine'] as const;
+/** Whether the scale-out phase ran (it is absent in older results, `skipped` when it did not run). */
+export const ranScaleOut = (s: ScaleOutResult | undefined): s is ScaleOut =>
+  s !== undefined && !('skipped' in s);
 
-const cpuRows = (f: Figures): string[][] =>
+/**
+ * The scaled-out rows: the flood and the accept load through HAProxy, one API replica / two, and two / one.
+ * `directFloodRps` is the flood on the bench's main service at the same count, straight to its API.
+ */
+export const scaleOutRows = (s: ScaleOutResult | undefined, directFloodRps?: number): Row[] => {
+  if (s === undefined) return [];
+  if (!ranScaleOut(s)) return [['scaled out', 'skipped', s.skipped, '']];
+  const c = s.connections;
+  const setup = `${s.workers} workers, a Redis Cluster of 3 masters with a replica each, median of ${s.rounds} alternated round${s.rounds === 1 ? '' : 's'}`;
+  const both = (pick: (side: ScaleOut['one']) => number, format = int) =>
+    `${format(pick(s.one))} / ${format(pick(s.two))}`;
+  const books = s.one.oversold + s.two.oversold === 0 && s.one.auditOk && s.two.auditOk;
+  return [
+    [
+      `scaled out: floodRps, 1 / 2 APIs @${c}`,
+      both((x) => x.floodRps),
+      `the sold-out flood through HAProxy on one API replica / on two (${setup}), req/s`,
+      '',
+    ],
+    [`scaled out: floodRatio @${c}`, fixed(s.floodRatio), 'two API replicas / one, flood', ''],
+    [
+      `scaled out: acceptRps, 1 / 2 APIs @${c}`,
+      both((x) => x.acceptRps),
+      `orders accepted (202) per second through HAProxy on one API replica / on two (${setup})`,
+      '',
+    ],
+    [`scaled out: acceptRatio @${c}`, fixed(s.acceptRatio), 'two API replicas / one, accept', ''],
+    [
+      `scaled out: flood p99Ms, 1 / 2 APIs @${c}`,
+      `${both((x) => x.floodP99Ms)} ms`,
+      'autocannon p99 of the flood through HAProxy, one API replica / two, medians',
+      '',
+    ],
+    [
+      `scaled out: accept p99Ms, 1 / 2 APIs @${c}`,
+      `${both((x) => x.acceptP99Ms)} ms`,
+      'autocannon p99 of the accept load through HAProxy, one API replica / two, medians',
+      '',
+    ],
+    [
+      'scaled out: CPU µs per accepted order, 1 / 2 APIs',
+      both((x) => x.acceptCpuMicros),
+      'the APIs and the workers: cores used / orders accepted per second, medians',
+      '',
+    ],
+    [
+      'scaled out: HAProxy CPU µs per answer, 1 / 2 APIs',
+      both((x) => x.balancerMicrosPerAnswer),
+      `the balancer's cores during the flood / its answers per second, medians${directFloodRps ? `; the 1-API flood through it / the main service's flood straight to its API: ${fixed(s.one.floodRps / directFloodRps)} (not alternated)` : ''}`,
+      '',
+    ],
+    [
+      'scaled out: oversold / auditOk',
+      `${s.one.oversold + s.two.oversold} / ${String(books)}`,
+      'both deployments, once their pipelines had decided every reservation',
+      '',
+    ],
+  ];
+};
+
+const CPU_COLUMNS = [
+  'bench',
+  'target',
+  'worker',
+  'mariadb',
+  'redis',
+  'kafka',
+  'haproxy',
+  'other',
+  'machine',
+] as const;
+
+type Cpu = Readonly<{
+  cpuCores: Readonly<Record<string, Readonly<Record<string, number>>>>;
+  cpuOthers: Readonly<Record<string, readonly string[]>>;
+}>;
+
+const cpuRows = (f: Cpu): string[][] =>
   Object.entries(f.cpuCores).map(([load, use]) => [
     load,
     ...CPU_COLUMNS.map((c) => (use[c] === undefined ? '' : use[c].toFixed(2))),
   ]);
+
+/** The cores table of the printed summary. */
+const cpuText = (f: Cpu): string[] => {
+  const cpu = [['cores used by', ...CPU_COLUMNS], ...cpuRows(f)];
+  const cpuWidths = CPU_COLUMNS.map((_, i) => Math.max(...cpu.map((r) => r[i + 1]!.length)));
+  const cpuWidth = Math.max(...cpu.map((r) => r[0]!.length));
+  return cpu.map(
+    (r) =>
+      `  ${r[0]!.padEnd(cpuWidth)}  ${r
+        .slice(1)
+        .map((v, i) => v.padStart(cpuWidths[i]!))
+        .join('  ')}  ${(f.cpuOthers[r[0]!] ?? []).join('; ')}`,
+  );
+};
+
+/** The scaled-out table of the printed summary: flood and accept, one API replica, two, and two / one. */
+export const scaleOutText = (s: ScaleOutResult | undefined): string[] => {
+  if (s === undefined) return [];
+  if (!ranScaleOut(s)) return [`scaled out: skipped (${s.skipped})`];
+  const rows = [
+    ['', '1 API', '2 APIs', '2 / 1'],
+    ['flood, req/s', int(s.one.floodRps), int(s.two.floodRps), fixed(s.floodRatio)],
+    ['accept, orders/s', int(s.one.acceptRps), int(s.two.acceptRps), fixed(s.acceptRatio)],
+    ['CPU µs per accepted order', int(s.one.acceptCpuMicros), int(s.two.acceptCpuMicros), ''],
+    ['HAProxy CPU µs per answer', int(s.one.balancerMicrosPerAnswer), int(s.two.balancerMicrosPerAnswer), ''],
+  ];
+  const widths = [0, 1, 2, 3].map((i) => Math.max(...rows.map((r) => r[i]!.length)));
+  return [
+    `scaled out through HAProxy, ${s.connections} connections, ${s.secondsPerLoad} s per load, ${s.workers} workers, ` +
+      `Redis Cluster ${s.redis}, admission ${s.admission}, median of ${s.rounds} round${s.rounds === 1 ? '' : 's'} ` +
+      `(flood ${s.one.floodRounds.map(int).join(' · ')} | ${s.two.floodRounds.map(int).join(' · ')}; ` +
+      `accept ${s.one.acceptRounds.map(int).join(' · ')} | ${s.two.acceptRounds.map(int).join(' · ')}); ` +
+      `oversold ${s.one.oversold + s.two.oversold}, audit ${s.one.auditOk && s.two.auditOk ? 'ok' : 'NOT ok'}`,
+    ...rows.map((r) =>
+      `  ${r.map((v, i) => (i === 0 ? v.padEnd(widths[i]!) : v.padStart(widths[i]!))).join('  ')}`.trimEnd(),
+    ),
+  ];
+};
 
 /** The plain table printed at the end of a run. */
 export const renderText = (f: Figures): string => {
@@ -453,16 +577,6 @@ export const renderText = (f: Figures): string => {
     (r) => `  ${r[0].padEnd(widths[0]!)}  ${r[1].padStart(widths[1]!)}  ${r[2].padEnd(widths[2]!)}  ${r[3]}`,
   );
   const met = f.targets.filter((t) => t.met).length;
-  const cpu = [['cores used by', ...CPU_COLUMNS], ...cpuRows(f)];
-  const cpuWidths = CPU_COLUMNS.map((_, i) => Math.max(...cpu.map((r) => r[i + 1]!.length)));
-  const cpuWidth = Math.max(...cpu.map((r) => r[0]!.length));
-  const cpuLines = cpu.map(
-    (r) =>
-      `  ${r[0]!.padEnd(cpuWidth)}  ${r
-        .slice(1)
-        .map((v, i) => v.padStart(cpuWidths[i]!))
-        .join('  ')}  ${(f.cpuOthers[r[0]!] ?? []).join('; ')}`,
-  );
   return [
     '',
     `flash-sale bench, ${f.startedAt} (${f.runtimeSeconds} s), ${f.machine.cores} cores, Node ${f.machine.node}, ${brokerText(f)}`,
@@ -475,12 +589,39 @@ export const renderText = (f: Figures): string => {
         ]
       : []),
     '',
-    ...cpuLines,
+    ...scaleOutText(f.scaleOut),
+    '',
+    ...cpuText(f),
     '',
   ].join('\n');
 };
 
-const brokerText = (f: Figures): string =>
+/** The results of a run of the scale-out phase alone (BENCH_PHASES=scaleout): bench/results/latest-scaleout.json. */
+export type ScaleOutRun = Readonly<{
+  startedAt: string;
+  finishedAt: string;
+  runtimeSeconds: number;
+  machine: Figures['machine'];
+  broker: NonNullable<Figures['broker']>;
+  settings: Figures['settings'];
+  scaleOut: ScaleOutResult;
+  cpuCores: Figures['cpuCores'];
+  cpuOthers: Figures['cpuOthers'];
+}>;
+
+/** The printed summary of a run of the scale-out phase alone. */
+export const renderScaleOutRun = (r: ScaleOutRun): string =>
+  [
+    '',
+    `flash-sale bench, scale-out phase alone, ${r.startedAt} (${r.runtimeSeconds} s), ${r.machine.cores} cores, ` +
+      `Node ${r.machine.node}, ${brokerText(r)}`,
+    ...scaleOutText(r.scaleOut),
+    '',
+    ...cpuText(r),
+    '',
+  ].join('\n');
+
+const brokerText = (f: Pick<Figures, 'broker'>): string =>
   f.broker?.kind === 'apache-kafka'
     ? `Apache Kafka ${f.broker.version} (${f.broker.brokers} brokers, KRaft)`
     : "librdkafka's mock Kafka cluster (kcat)";
@@ -507,7 +648,8 @@ export const renderMarkdown = (f: Figures): string => {
     '',
     `Cores used during each measured load (from \`/proc\`; \`bench\` is the process running autocannon, or the ` +
       `client of the hot-row and consumer runs; \`target\` the server under load (the service's API process); ` +
-      `\`worker\` the service's worker process; \`other\` whatever else ran on ` +
+      `\`worker\` the service's worker process; \`haproxy\` the balancer of the scaled-out loads, where \`target\` ` +
+      `is the API replicas together, \`worker\` the two workers and \`redis\` includes the six Redis Cluster nodes; \`other\` whatever else ran on ` +
       `the machine meanwhile; \`machine\` every busy core, of ${m.cores}):`,
     '',
     `| load | ${CPU_COLUMNS.join(' | ')} | biggest "other" processes (cores) |`,
