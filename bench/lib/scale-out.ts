@@ -66,21 +66,6 @@ export const deploymentSettings = (environment: NodeJS.ProcessEnv): Record<strin
     ),
   );
 
-/**
- * Runs `work` with every SECKILL_* variable of this process's environment set aside: a deployment starts its
- * processes with this process's environment under its own settings, and a figure must not depend on what the
- * shell happened to export (the bench's other services get only the settings bench/lib/service.ts gives).
- */
-const withoutShellSettings = async <T>(work: () => Promise<T>): Promise<T> => {
-  const saved = Object.entries(process.env).filter(([name]) => name.startsWith('SECKILL_'));
-  for (const [name] of saved) delete process.env[name];
-  try {
-    return await work();
-  } finally {
-    for (const [name, value] of saved) process.env[name] = value;
-  }
-};
-
 export type ScaleOutStart = Readonly<{
   apis: number;
   workers: number;
@@ -93,23 +78,21 @@ export type ScaleOutStart = Readonly<{
   say: (line: string) => void;
 }>;
 
-/** A deployment of the service, started from a clean environment (see withoutShellSettings). */
+/** A deployment of the service (its processes take no setting from the shell but these). */
 export const startDeployment = (options: ScaleOutStart): Promise<Deployment> =>
-  withoutShellSettings(() =>
-    Deployment.start({
-      apis: options.apis,
-      workers: options.workers,
-      kafka: options.kafka,
-      mysqlUrl: options.mysqlUrl,
-      secret: options.secret,
-      env: options.settings,
-      dir: options.dir,
-      say: options.say,
-      // a bench is no failover drill: Redis's own node timeout, so that a node slowed by the load on two cores
-      // is never taken for failed (the deployment's 2 s are for the scale tests' drills)
-      redis: { nodeTimeoutMs: 15_000 },
-    }),
-  );
+  Deployment.start({
+    apis: options.apis,
+    workers: options.workers,
+    kafka: options.kafka,
+    mysqlUrl: options.mysqlUrl,
+    secret: options.secret,
+    env: options.settings,
+    dir: options.dir,
+    say: options.say,
+    // a bench is no failover drill: Redis's own node timeout, so that a node slowed by the load on two cores
+    // is never taken for failed (the deployment's 2 s are for the scale tests' drills)
+    redis: { nodeTimeoutMs: 15_000 },
+  });
 
 /**
  * The CPU probes of a deployment: its APIs together as `target` (the server under load), its workers as

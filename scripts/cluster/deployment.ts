@@ -27,7 +27,10 @@ export type DeploymentOptions = Readonly<{
   /** a running Kafka cluster to use (the deployment neither starts nor stops it); default: 3 brokers of its own */
   kafka?: KafkaCluster;
   redis?: RedisClusterOptions;
-  /** more settings for every service process (they win over the deployment's) */
+  /**
+   * More settings for every service process (they win over the deployment's). The processes take no other
+   * `SECKILL_*` setting: whatever the calling shell exports is left out, so a deployment is the same anywhere.
+   */
   env?: Readonly<Record<string, string>>;
   /** the JWT secret of the service; default: a random one */
   secret?: string;
@@ -78,6 +81,12 @@ const exited = (child: ChildProcess): Promise<void> =>
   child.exitCode !== null || child.signalCode !== null
     ? Promise.resolve()
     : new Promise((resolve) => child.once('exit', () => resolve()));
+
+/** This process's environment without the service's settings (`SECKILL_*`, `PORT`). */
+const baseEnv = (): NodeJS.ProcessEnv =>
+  Object.fromEntries(
+    Object.entries(process.env).filter(([name]) => !name.startsWith('SECKILL_') && name !== 'PORT'),
+  );
 
 const running = (child: ChildProcess): boolean => child.exitCode === null && child.signalCode === null;
 
@@ -161,7 +170,7 @@ export class Deployment {
     fs.mkdirSync(dir, { recursive: true });
     const mysqlUrl = options.mysqlUrl ?? 'mysql://root@127.0.0.1:3306/seckill_cluster';
     const secret = options.secret ?? randomBytes(24).toString('base64url');
-    say('starting Redis Cluster (3 masters, 1 replica each) and Kafka (3 brokers)');
+    say(`starting Redis Cluster (3 masters, 1 replica each)${options.kafka ? '' : ' and Kafka (3 brokers)'}`);
     const [redis, kafka] = await startServers(options, dir, say);
     const env: Record<string, string> = {
       SECKILL_PROFILE: 'real',
@@ -199,7 +208,7 @@ export class Deployment {
     try {
       say(`migrating ${mysqlUrl.replace(/\/\/[^@]*@/, '//')}`);
       await run(process.execPath, [path.join(root, 'dist/src/infrastructure/main.js'), 'migrate'], {
-        env: { ...process.env, ...env },
+        env: { ...baseEnv(), ...env },
         cwd: root,
       });
       say(`starting ${deployment.nodes.map((n) => n.name).join(', ')}`);
@@ -231,7 +240,7 @@ export class Deployment {
       ['dist/src/infrastructure/main.js', node.role === 'api' ? 'serve' : 'worker'],
       {
         cwd: root,
-        env: { ...process.env, ...this.env, ...(node.port === null ? {} : { PORT: String(node.port) }) },
+        env: { ...baseEnv(), ...this.env, ...(node.port === null ? {} : { PORT: String(node.port) }) },
         stdio: ['ignore', 'pipe', 'pipe'],
       },
     );

@@ -35,6 +35,12 @@ const parse = (argv: readonly string[]): DeploymentOptions => {
 const main = async (): Promise<void> => {
   const options = parse(process.argv.slice(2));
   const secret = process.env['SECKILL_JWT_SECRET'];
+  // the shell's settings reach every process of the deployment (SECKILL_LOG_LEVEL=debug npm run cluster)
+  const shell = Object.fromEntries(
+    Object.entries(process.env).filter(
+      (entry): entry is [string, string] => entry[0].startsWith('SECKILL_') && entry[1] !== undefined,
+    ),
+  );
   let stopping = false;
   let deployment: Deployment | null = null;
   const stop = async () => {
@@ -47,7 +53,7 @@ const main = async (): Promise<void> => {
   };
   process.once('SIGINT', () => void stop());
   process.once('SIGTERM', () => void stop());
-  deployment = await Deployment.start({ ...options, ...(secret ? { secret } : {}), say });
+  deployment = await Deployment.start({ ...options, env: shell, ...(secret ? { secret } : {}), say });
   say('');
   say(`seckill, scaled out: ${deployment.url}  (HAProxy, round robin over the APIs)`);
   for (const [name, pid] of Object.entries(deployment.pids())) say(`  ${name.padEnd(16)} pid ${pid}`);
