@@ -6,6 +6,7 @@ import type { MikroORM } from '@mikro-orm/mysql';
 import { openMySql } from '../../src/adapters/mysql/mysql-orm.js';
 import { Deployment } from '../../scripts/cluster/deployment.js';
 import { expectBooksAgree, expectOrdersAgree } from '../support/books.js';
+import { type OpenDashboard, openDashboard } from '../support/dashboard-browser.js';
 import { eventually } from '../support/contract-helpers.js';
 import { ApiClient, ONE_MACHINE } from '../support/e2e-service.js';
 import { requireCluster, startTestBroker, type TestBroker } from '../support/kafka.js';
@@ -20,6 +21,8 @@ const BUYERS = 450;
 const SALE_MS = 9_000;
 
 const REPORTS = path.join(import.meta.dirname, '..', '..', '.cache', 'scale-drill');
+/** the dashboard as the operator saw it during the drill with all four faults */
+const SCREENSHOT = path.join(import.meta.dirname, '..', '..', 'docs', 'scale-drill.png');
 
 type Drill = {
   deployment: Deployment;
@@ -28,9 +31,16 @@ type Drill = {
   dbName: string;
   /** what the fault took down that the next test needs back (a broker of the shared Kafka cluster) */
   heal: Array<() => Promise<void>>;
+  /** the dashboard open in a browser through the balancer, for the drill that watches it */
+  dashboard: OpenDashboard | null;
 };
 
-type Fault = Readonly<{ name: string; inject: (drill: Drill, random: () => number) => Promise<void> }>;
+type Fault = Readonly<{
+  name: string;
+  inject: (drill: Drill, random: () => number) => Promise<void>;
+  /** the operator watches this drill on the dashboard: the killed API and worker must show as down */
+  watched?: boolean;
+}>;
 
 const slug = (name: string) => name.replaceAll(' ', '-');
 
@@ -54,6 +64,7 @@ const FAULTS: readonly Fault[] = [
   { name: 'one Redis master', inject: killRedisMaster },
   {
     name: 'all four at once',
+    watched: true,
     inject: async (d, random) => {
       await Promise.all([killApi(d), killWorker(d), killBroker(d, random), killRedisMaster(d, random)]);
     },
@@ -116,13 +127,39 @@ const reconciled = async (api: ApiClient, productIds: readonly number[]): Promis
   return drift;
 };
 
+/**
+ * The dashboard, served by the API left through the balancer, shows the killed API and worker as down (with
+ * Redis failing over at the same time); the page, a few readings later, is kept as docs/scale-drill.png.
+ */
+const killedShownDown = async (d: Drill): Promise<void> => {
+  const killed = ['api-1', 'worker-1'].map((name) => d.deployment.node(name).child.pid);
+  await eventually(
+    async () => {
+      const shown = await d.dashboard!.instanceStatuses();
+      expect(killed.map((pid) => shown.find((row) => row.pid === pid)?.status)).toEqual(['down', 'down']);
+    },
+    30_000,
+    250,
+  );
+  // a few more of the page's readings, so that its charts show the dip and what follows it
+  const { page } = d.dashboard!;
+  for (let i = 0; i < 6; i += 1) {
+    const shownAt = await page.getAttribute('body', 'data-updated-at');
+    await page.waitForFunction(`document.body.dataset.updatedAt !== ${JSON.stringify(shownAt)}`, undefined, {
+      timeout: 30_000,
+    });
+  }
+  await d.dashboard!.screenshot(SCREENSHOT);
+};
+
 describe('scale drill: a flash sale through HAProxy on two APIs, two workers, Redis Cluster and three brokers', () => {
   let drill: Drill | null = null;
 
   afterEach(async () => {
     if (!drill) return;
-    const { deployment, broker, orm, dbName, heal } = drill;
+    const { deployment, broker, orm, dbName, heal, dashboard } = drill;
     drill = null;
+    await dashboard?.close();
     await deployment.stop();
     for (const step of heal) await step();
     await broker.stop();
@@ -157,8 +194,11 @@ describe('scale drill: a flash sale through HAProxy on two APIs, two workers, Re
         },
       });
       const orm = await openMySql({ url: deployment.mysqlUrl });
-      drill = { deployment, broker, orm, dbName, heal: [] };
+      drill = { deployment, broker, orm, dbName, heal: [], dashboard: null };
       const api = new ApiClient(deployment.url, deployment.secret);
+      // opened before the sale, so that its charts hold the whole timeline
+      if (fault.watched)
+        drill.dashboard = await openDashboard(deployment.url, await api.token('scale-ops', 'admin'));
 
       const productIds: number[] = [];
       for (let i = 1; i <= PRODUCTS; i += 1)
@@ -180,6 +220,7 @@ describe('scale drill: a flash sale through HAProxy on two APIs, two workers, Re
         saleMs: SALE_MS,
         faultAtMs: Math.round(SALE_MS * (0.3 + 0.3 * random())),
         fault: () => fault.inject(current, random),
+        ...(current.dashboard ? { duringFault: () => killedShownDown(current) } : {}),
         seed,
       });
 

@@ -192,6 +192,12 @@ export const runDrill = async (options: DrillOptions): Promise<DrillRun> => {
 
 const failed = (a: DrillAnswer) => a.status === 'no answer' || a.status >= 500;
 
+const slowestByRequest = (answers: readonly DrillAnswer[]): Record<string, number> => {
+  const slowest: Record<string, number> = {};
+  for (const a of answers) slowest[a.what] = Math.max(slowest[a.what] ?? 0, a.ms);
+  return slowest;
+};
+
 export type DrillReport = Readonly<{
   fault: string;
   seed: number;
@@ -207,8 +213,8 @@ export type DrillReport = Readonly<{
   /** answers 5xx or none at all, from the fault on */
   failedAfterFault: number;
   failedByStatus: Record<string, number>;
-  /** the longest a buyer waited for any answer from the fault on */
-  slowestAnswerAfterFaultMs: number;
+  /** the longest a buyer waited for an answer from the fault on, by request */
+  slowestAnswerAfterFaultMs: Record<string, number>;
   /**
    * What reconciliation corrected: units the gate held beyond MySQL's books (re-opened) and short of them
    * (given back), and released orders whose restore the gate had lost
@@ -250,7 +256,7 @@ export const drillReport = (
     outcomes,
     failedAfterFault: failures.length,
     failedByStatus,
-    slowestAnswerAfterFaultMs: Math.max(0, ...afterFault.map((a) => a.ms)),
+    slowestAnswerAfterFaultMs: slowestByRequest(afterFault),
     gateDrift,
     answersRecoveredMs: lastFailure - run.faultAt,
     slowestDecisionAfterFaultMs: Math.max(
@@ -271,7 +277,10 @@ export const renderReport = (r: DrillReport): string =>
     `  outcomes        ${Object.entries(r.outcomes)
       .map(([k, v]) => `${k} ${v}`)
       .join(', ')}`,
-    `  5xx or no answer from the fault on: ${r.failedAfterFault} ${JSON.stringify(r.failedByStatus)}; slowest answer ${r.slowestAnswerAfterFaultMs} ms`,
+    `  5xx or no answer from the fault on: ${r.failedAfterFault} ${JSON.stringify(r.failedByStatus)}`,
+    `  slowest answer from the fault on (ms): ${Object.entries(r.slowestAnswerAfterFaultMs)
+      .map(([k, v]) => `${k} ${v}`)
+      .join(', ')}`,
     `  reconciliation  ${r.gateDrift.reopened} unit(s) re-opened in the gate taken back, ${r.gateDrift.givenBack} given back, ${r.gateDrift.restoresLost} lost restore(s) given back`,
     `  answers recovered ${(r.answersRecoveredMs / 1000).toFixed(1)} s after the fault; slowest decision of an order accepted after it ${(r.slowestDecisionAfterFaultMs / 1000).toFixed(1)} s`,
   ].join('\n');
