@@ -103,8 +103,14 @@ const okAt = async (url: string): Promise<boolean> =>
 
 /**
  * HAProxy in front of the APIs: round robin; a server is taken out after 2 failed `/readyz` checks a second
- * apart and back after 2 good ones; a request whose connection a dead server refuses goes to the other
- * (`redispatch`), while a request already sent is never sent twice (an order is not idempotent).
+ * apart and back after 2 good ones; a request whose connection a dead server refuses goes to another
+ * (`redispatch`), and so does a read the server died under; any other request already sent is never sent twice
+ * (an order is not idempotent: its buyer, cut off, asks for their orders again).
+ *
+ * When every API fails its check at once, the cause is shared (a Redis master failing over, MySQL away), and
+ * taking them all out would answer every buyer 503, reads and all. The APIs are listed a second time as backup
+ * servers without a check, all used together (`allbackups`): the balancer then fails open, each API answers
+ * what it can, and a dead one's refused connections go to the others.
  */
 export const haproxyConfig = (balancerPort: number, apiPorts: readonly number[]): string =>
   [
@@ -116,6 +122,8 @@ export const haproxyConfig = (balancerPort: number, apiPorts: readonly number[])
     '  option forwardfor',
     '  option redispatch 1',
     '  retries 2',
+    // a read cut off by a dying API is sent again to another; anything else is not (an order may have landed)
+    '  retry-on conn-failure empty-response response-timeout',
     '  timeout connect 1s',
     '  timeout client 30s',
     '  timeout server 30s',
@@ -125,10 +133,13 @@ export const haproxyConfig = (balancerPort: number, apiPorts: readonly number[])
     '  default_backend apis',
     'backend apis',
     '  balance roundrobin',
+    '  http-request disable-l7-retry unless METH_GET',
     '  option httpchk GET /readyz',
     '  http-check expect status 200',
+    '  option allbackups',
     '  default-server inter 1s fall 2 rise 2',
     ...apiPorts.map((port, i) => `  server api-${i + 1} 127.0.0.1:${port} check`),
+    ...apiPorts.map((port, i) => `  server api-${i + 1}-open 127.0.0.1:${port} backup`),
     '',
   ].join('\n');
 

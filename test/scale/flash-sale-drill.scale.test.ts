@@ -145,9 +145,11 @@ const killedShownDown = async (d: Drill): Promise<void> => {
   const { page } = d.dashboard!;
   for (let i = 0; i < 6; i += 1) {
     const shownAt = await page.getAttribute('body', 'data-updated-at');
-    await page.waitForFunction(`document.body.dataset.updatedAt !== ${JSON.stringify(shownAt)}`, undefined, {
-      timeout: 30_000,
-    });
+    await eventually(
+      async () => expect(await page.getAttribute('body', 'data-updated-at')).not.toBe(shownAt),
+      30_000,
+      100,
+    );
   }
   await d.dashboard!.screenshot(SCREENSHOT);
 };

@@ -103,8 +103,10 @@ class Buyers {
         ...(json === undefined ? {} : { json }),
       });
       ({ status, body } = answer);
-    } catch {
-      // the connection was cut: the buyer saw no answer
+    } catch (error) {
+      // the connection was cut: the buyer saw no answer (the report names how: the socket's error code)
+      const cause = (error as { cause?: { code?: unknown } }).cause?.code;
+      body = { code: `no answer (${typeof cause === 'string' ? cause : 'unknown'})` };
     }
     const code = typeof body['code'] === 'string' ? body['code'] : undefined;
     this.answers.push({ at: Date.now(), what, status, ms: Date.now() - sent, ...(code ? { code } : {}) });
