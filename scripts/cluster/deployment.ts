@@ -98,6 +98,19 @@ const projectRoot = (): string => {
   }
 };
 
+/** Where a deployment keeps its logs and its own Kafka cluster unless told otherwise. */
+export const defaultDeploymentDir = (): string => path.join(projectRoot(), '.cache', 'cluster');
+
+/**
+ * Stops the Kafka cluster a deployment started in `dir`, if one runs there. Its brokers are detached (they
+ * outlive a Ctrl-C that reaches the other processes of the terminal): a deployment interrupted while starting
+ * has no handle on them yet.
+ */
+export const stopOwnKafka = async (dir: string): Promise<void> => {
+  const kafkaDir = path.join(dir, 'kafka');
+  if (fs.existsSync(path.join(kafkaDir, 'cluster.json'))) await KafkaCluster.attach(kafkaDir).stop(5_000);
+};
+
 const okAt = async (url: string): Promise<boolean> =>
   (await fetch(url, { signal: AbortSignal.timeout(2_000) }).catch(() => null))?.ok ?? false;
 
@@ -177,7 +190,7 @@ export class Deployment {
   static async start(options: DeploymentOptions = {}): Promise<Deployment> {
     const say = options.say ?? ((line: string) => process.stderr.write(`${line}\n`));
     const root = projectRoot();
-    const dir = path.resolve(options.dir ?? path.join(root, '.cache', 'cluster'));
+    const dir = path.resolve(options.dir ?? defaultDeploymentDir());
     fs.mkdirSync(dir, { recursive: true });
     const mysqlUrl = options.mysqlUrl ?? 'mysql://root@127.0.0.1:3306/seckill_cluster';
     const secret = options.secret ?? randomBytes(24).toString('base64url');

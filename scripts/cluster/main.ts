@@ -4,7 +4,7 @@
  *
  *   npm run cluster [-- --apis 2] [--workers 2] [--port 8080] [--mysql mysql://root@127.0.0.1:3306/seckill_cluster]
  */
-import { Deployment, type DeploymentOptions } from './deployment.js';
+import { defaultDeploymentDir, Deployment, type DeploymentOptions, stopOwnKafka } from './deployment.js';
 
 const say = (line: string) => process.stderr.write(`${line}\n`);
 
@@ -47,7 +47,8 @@ const main = async (): Promise<void> => {
     if (stopping) return;
     stopping = true;
     say('stopping…');
-    await deployment?.stop();
+    // interrupted while starting: the other processes share the terminal's Ctrl-C, the brokers do not
+    await (deployment ? deployment.stop() : stopOwnKafka(options.dir ?? defaultDeploymentDir()));
     say('stopped');
     process.exit(0);
   };

@@ -17,7 +17,8 @@ const HELP: Record<CounterName, string> = {
   outbox_publish_failures: 'Outbox publishes that failed, by topic',
   outbox_dead: 'Outbox rows given up on after the last attempt',
   reconciliation_fixes: 'Gate corrections made by reconciliation, by product',
-  reconciliation_restores: 'Restores of released orders the gate had lost, made by reconciliation, by product',
+  reconciliation_restores:
+    'Restores of released orders the gate had lost, made by reconciliation, by product',
 };
 
 const LABELS: Record<CounterName, string[]> = {
