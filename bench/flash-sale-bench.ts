@@ -1054,18 +1054,9 @@ const fullRun = async ({
   const headline = real.flood[HEADLINE]!;
   const finishedAt = new Date().toISOString();
   const body: Omit<Figures, 'targets' | keyof Ratios> = {
-    startedAt,
-    finishedAt,
-    runtimeSeconds: Math.round((Date.now() - started) / 1000),
-    machine: machineOf(facts, loadAverageStart),
-    broker: kafka.facts,
+    ...runFacts({ startedAt, loadAverageStart, kafka, facts }, finishedAt),
     settings: {
-      secondsPerLoad: SECONDS,
-      warmUpSeconds: WARMUP_SECONDS,
-      buyers: BUYERS,
-      floodStock: FLOOD_STOCK,
-      acceptStock: ACCEPT_STOCK,
-      perUserLimit: PER_USER_LIMIT,
+      ...loadSettings,
       consumerBacklog: CONSUMER.orders,
       consumerBatch: CONSUMER.batch,
       consumerProducts: CONSUMER.products,
@@ -1163,6 +1154,28 @@ const fullRun = async ({
   return { ...figures, targets: targetsOf(figures) };
 };
 
+/** The settings of the loads, the same in a full run and in the scale-out phase alone. */
+const loadSettings = {
+  secondsPerLoad: SECONDS,
+  warmUpSeconds: WARMUP_SECONDS,
+  buyers: BUYERS,
+  floodStock: FLOOD_STOCK,
+  acceptStock: ACCEPT_STOCK,
+  perUserLimit: PER_USER_LIMIT,
+};
+
+/** When the run was, how long it took, and on what machine and broker. */
+const runFacts = (
+  setup: Pick<Setup, 'startedAt' | 'loadAverageStart' | 'kafka' | 'facts'>,
+  finishedAt: string,
+) => ({
+  startedAt: setup.startedAt,
+  finishedAt,
+  runtimeSeconds: Math.round((Date.now() - started) / 1000),
+  machine: machineOf(setup.facts, setup.loadAverageStart),
+  broker: setup.kafka.facts,
+});
+
 /** The scale-out phase alone (BENCH_PHASES=scaleout). */
 const scaleOutAlone = async ({
   startedAt,
@@ -1173,19 +1186,8 @@ const scaleOutAlone = async ({
 }: Setup): Promise<ScaleOutRun> => {
   const scaleOut = await scaleOutPhase(run, kafka);
   return {
-    startedAt,
-    finishedAt: new Date().toISOString(),
-    runtimeSeconds: Math.round((Date.now() - started) / 1000),
-    machine: machineOf(facts, loadAverageStart),
-    broker: kafka.facts,
-    settings: {
-      secondsPerLoad: SECONDS,
-      warmUpSeconds: WARMUP_SECONDS,
-      buyers: BUYERS,
-      floodStock: FLOOD_STOCK,
-      acceptStock: ACCEPT_STOCK,
-      perUserLimit: PER_USER_LIMIT,
-    },
+    ...runFacts({ startedAt, loadAverageStart, kafka, facts }, new Date().toISOString()),
+    settings: loadSettings,
     scaleOut,
     cpuCores: cpuUse,
     cpuOthers,

@@ -8,11 +8,10 @@
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
-import net from 'node:net';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { promisify } from 'node:util';
-import { KafkaCluster } from '../kafka/cluster.js';
+import { freePort, KafkaCluster } from '../kafka/cluster.js';
 import { RedisCluster, type RedisClusterOptions } from './redis-cluster.js';
 
 const run = promisify(execFile);
@@ -53,18 +52,6 @@ export type ServiceNode = {
   /** its JSON log lines' `msg`s, to wait for one */
   messages: Set<string>;
 };
-
-const freePort = (): Promise<number> =>
-  new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() =>
-        typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port')),
-      );
-    });
-  });
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 

@@ -134,7 +134,8 @@ export type KafkaClusterOptions = Readonly<{
   say?: Say;
 }>;
 
-const freePort = (): Promise<number> =>
+/** A port free on 127.0.0.1 now. */
+export const freePort = (): Promise<number> =>
   new Promise((resolve, reject) => {
     const server = net.createServer();
     server.once('error', reject);

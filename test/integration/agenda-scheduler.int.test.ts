@@ -5,7 +5,7 @@ import { AgendaScheduler } from '../../src/adapters/scheduler/agenda-scheduler.j
 import { INTERVAL_MS, schedulerContract, witnessOn } from '../contract/scheduler.contract.js';
 import { silentLogger } from '../support/contract-helpers.js';
 import { held, JobRuns } from '../support/job-runs.js';
-import { type RedisCluster, startRedisCluster } from '../support/redis-cluster.js';
+import { redisClusterForSuites } from '../support/redis-cluster.js';
 import { dropNamespace, freshNamespace } from '../support/redis-contracts.js';
 
 /** The scheduler's suites against the Redis at `url()`: one node, or a comma list of cluster nodes. */
@@ -106,12 +106,6 @@ const agendaSuites = (label: string, url: () => string): void => {
 agendaSuites('one node', () => process.env['SECKILL_REDIS_URL']?.split(',')[0] ?? 'redis://127.0.0.1:6379');
 
 describe('on Redis Cluster', () => {
-  let cluster: RedisCluster;
-  beforeAll(async () => {
-    cluster = await startRedisCluster();
-  }, 60_000);
-  afterAll(async () => {
-    await cluster.stop();
-  });
-  agendaSuites('3-master Redis Cluster', () => cluster.url);
+  const cluster = redisClusterForSuites();
+  agendaSuites('3-master Redis Cluster', () => cluster().url);
 });

@@ -1,24 +1,16 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { describe, expect, it } from '@jest/globals';
 import { Redis } from 'ioredis';
 import { gateKeys } from '../../src/adapters/redis/redis-stock-gate.js';
-import { type RedisCluster, startRedisCluster } from '../support/redis-cluster.js';
+import { redisClusterForSuites } from '../support/redis-cluster.js';
 import { redisContracts } from '../support/redis-contracts.js';
 
-let cluster: RedisCluster;
+const cluster = redisClusterForSuites();
 
-beforeAll(async () => {
-  cluster = await startRedisCluster();
-}, 60_000);
-
-afterAll(async () => {
-  await cluster.stop();
-});
-
-redisContracts('3-master Redis Cluster', () => cluster.url);
+redisContracts('3-master Redis Cluster', () => cluster().url);
 
 describe('key layout on Redis Cluster', () => {
   it('puts every key of one product in one slot, and spreads products over the masters', async () => {
-    const node = new Redis(cluster.ports[0]!, '127.0.0.1');
+    const node = new Redis(cluster().ports[0]!, '127.0.0.1');
     try {
       const slotOf = async (key: string) => Number(await node.call('CLUSTER', 'KEYSLOT', key));
       const slotsOfProduct = async (productId: number) =>

@@ -34,6 +34,20 @@ describe('ReconcileStock', () => {
     return answers;
   };
 
+  /** A buyer's committed order, cancelled; the gate acknowledges its restore and loses it, as a failover may. */
+  const cancelledWithRestoreLost = async (
+    app: AppHarness,
+    buyer: string,
+    productId: number,
+  ): Promise<void> => {
+    const orderId = await app.mustBuy(buyer, productId);
+    await app.drained();
+    app.gate.loseRestores = true;
+    await app.releaseOrder.cancel(buyer, orderId, `cancel-${orderId}`);
+    await app.drained();
+    app.gate.loseRestores = false;
+  };
+
   const releasedSoldOut = async (app: AppHarness, productId: number): Promise<number> =>
     (await app.orders.findByProduct(productId, ['RELEASED'])).filter((o) => o.reason === 'SOLD_OUT').length;
 
@@ -100,12 +114,7 @@ describe('ReconcileStock', () => {
   it('gives back a restore the gate lost (acknowledged, then dropped by a failover): the unit is for sale again', async () => {
     const app = await start();
     const productId = await app.listProduct({ stock: 1 });
-    const orderId = await app.mustBuy('alice', productId);
-    await app.drained();
-    app.gate.loseRestores = true;
-    await app.releaseOrder.cancel('alice', orderId, 'cancel-1');
-    await app.drained();
-    app.gate.loseRestores = false;
+    await cancelledWithRestoreLost(app, 'alice', productId);
     // MySQL has the unit back; the gate still holds it for a release whose message has been consumed
     expect(await app.inventory.get(productId)).toMatchObject({ stock: 1 });
     expect(await app.buy('bob', productId)).toMatchObject({ ok: false, code: 'SOLD_OUT' });
@@ -126,12 +135,7 @@ describe('ReconcileStock', () => {
   it('gives back a lost restore and takes back a lost decrement in one run, leaving the gate as MySQL has it', async () => {
     const app = await start();
     const productId = await app.listProduct({ stock: 3 });
-    const orderId = await app.mustBuy('alice', productId);
-    await app.drained();
-    app.gate.loseRestores = true;
-    await app.releaseOrder.cancel('alice', orderId, 'cancel-1');
-    await app.drained();
-    app.gate.loseRestores = false;
+    await cancelledWithRestoreLost(app, 'alice', productId);
     // a reservation the failover dropped: the gate has the unit again, and MySQL sold it
     await app.mustBuy('bob', productId);
     await app.drained();
