@@ -46,7 +46,8 @@ export const scaleOutBlocker = async (
 
 /**
  * Settings a deployment sets itself and must keep: its Redis Cluster's URL, its database, its brokers, the
- * secret it is given, its host, and `info` logging (it waits for the worker's "worker running" line).
+ * secret it is given, its host, and its `info` logging (the level its figures in docs/benchmarks.md were
+ * measured at; the main service logs at `warn`).
  */
 const DEPLOYMENT_OWN = new Set([
   'SECKILL_REDIS_URL',

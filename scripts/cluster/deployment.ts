@@ -9,7 +9,6 @@ import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { createInterface } from 'node:readline';
 import { promisify } from 'node:util';
 import { freePort, KafkaCluster } from '../kafka/cluster.js';
 import { RedisCluster, type RedisClusterOptions } from './redis-cluster.js';
@@ -38,6 +37,8 @@ export type DeploymentOptions = Readonly<{
   /** where the processes' logs and the balancer's configuration go (default .cache/cluster) */
   dir?: string;
   say?: Say;
+  /** aborted while starting: what has started is stopped after the step under way, and start() rejects */
+  signal?: AbortSignal;
 }>;
 
 export type NodeRole = 'api' | 'worker';
@@ -48,9 +49,9 @@ export type ServiceNode = {
   readonly role: NodeRole;
   /** the API's HTTP port (a worker listens on none) */
   readonly port: number | null;
+  /** its metrics listener (SECKILL_METRICS_PORT): /metrics, /healthz and /readyz on 127.0.0.1 */
+  readonly metricsPort: number;
   child: ChildProcess;
-  /** its JSON log lines' `msg`s, to wait for one */
-  messages: Set<string>;
 };
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -85,17 +86,8 @@ const projectRoot = (): string => {
   }
 };
 
-/** Where a deployment keeps its logs and its own Kafka cluster unless told otherwise. */
-export const defaultDeploymentDir = (): string => path.join(projectRoot(), '.cache', 'cluster');
-
-/**
- * Stops the Kafka cluster a deployment started in `dir`, if one runs there. Its brokers are detached (they
- * outlive a Ctrl-C that reaches the other processes of the terminal): a deployment interrupted while starting
- * has no handle on them yet.
- */
-export const stopOwnKafka = async (dir: string): Promise<void> => {
-  const kafkaDir = path.join(dir, 'kafka');
-  if (fs.existsSync(path.join(kafkaDir, 'cluster.json'))) await KafkaCluster.attach(kafkaDir).stop(5_000);
+const interrupted = (signal: AbortSignal | undefined): void => {
+  if (signal?.aborted) throw new Error('interrupted while starting');
 };
 
 const okAt = async (url: string): Promise<boolean> =>
@@ -177,12 +169,17 @@ export class Deployment {
   static async start(options: DeploymentOptions = {}): Promise<Deployment> {
     const say = options.say ?? ((line: string) => process.stderr.write(`${line}\n`));
     const root = projectRoot();
-    const dir = path.resolve(options.dir ?? defaultDeploymentDir());
+    const dir = path.resolve(options.dir ?? path.join(root, '.cache', 'cluster'));
     fs.mkdirSync(dir, { recursive: true });
     const mysqlUrl = options.mysqlUrl ?? 'mysql://root@127.0.0.1:3306/seckill_cluster';
     const secret = options.secret ?? randomBytes(24).toString('base64url');
     say(`starting Redis Cluster (3 masters, 1 replica each)${options.kafka ? '' : ' and Kafka (3 brokers)'}`);
     const [redis, kafka] = await startServers(options, dir, say);
+    if (options.signal?.aborted) {
+      await redis.stop();
+      if (!options.kafka) await kafka.stop();
+      throw new Error('interrupted while starting');
+    }
     const env: Record<string, string> = {
       SECKILL_PROFILE: 'real',
       SECKILL_JWT_SECRET: secret,
@@ -205,14 +202,16 @@ export class Deployment {
       redis,
       kafka,
       options.kafka === undefined,
-      [
-        ...apiPorts.map((port, i) => ({ name: `api-${i + 1}`, role: 'api' as const, port })),
-        ...Array.from({ length: options.workers ?? 2 }, (_, i) => ({
-          name: `worker-${i + 1}`,
-          role: 'worker' as const,
-          port: null,
-        })),
-      ].map((n) => ({ ...n, child: null as unknown as ChildProcess, messages: new Set<string>() })),
+      await Promise.all(
+        [
+          ...apiPorts.map((port, i) => ({ name: `api-${i + 1}`, role: 'api' as const, port })),
+          ...Array.from({ length: options.workers ?? 2 }, (_, i) => ({
+            name: `worker-${i + 1}`,
+            role: 'worker' as const,
+            port: null,
+          })),
+        ].map(async (n) => ({ ...n, metricsPort: await freePort(), child: null as unknown as ChildProcess })),
+      ),
       env,
       dir,
     );
@@ -222,8 +221,10 @@ export class Deployment {
         env: { ...baseEnv(), ...env },
         cwd: root,
       });
+      interrupted(options.signal);
       say(`starting ${deployment.nodes.map((n) => n.name).join(', ')}`);
       await Promise.all(deployment.nodes.map((node) => deployment.launch(node)));
+      interrupted(options.signal);
       await deployment.startBalancer(balancerPort, apiPorts);
     } catch (error) {
       await deployment.stop();
@@ -242,7 +243,10 @@ export class Deployment {
     return this.haproxy?.pid ?? null;
   }
 
-  /** Starts a node's process and resolves once it is ready: an API answering /readyz, a worker running. */
+  /**
+   * Starts a node's process and resolves once it is ready: its `/readyz` answers 200 (an API's on its port, the
+   * balancer's check; a worker's on its metrics listener), whatever it logs.
+   */
   private async launch(node: ServiceNode): Promise<void> {
     const root = projectRoot();
     const log = fs.createWriteStream(path.join(this.dir, `${node.name}.log`), { flags: 'a' });
@@ -251,26 +255,23 @@ export class Deployment {
       ['dist/src/infrastructure/main.js', node.role === 'api' ? 'serve' : 'worker'],
       {
         cwd: root,
-        env: { ...baseEnv(), ...this.env, ...(node.port === null ? {} : { PORT: String(node.port) }) },
+        env: {
+          ...baseEnv(),
+          ...this.env,
+          SECKILL_METRICS_PORT: String(node.metricsPort),
+          ...(node.port === null ? {} : { PORT: String(node.port) }),
+        },
         stdio: ['ignore', 'pipe', 'pipe'],
       },
     );
     node.child = child;
-    node.messages = new Set();
+    child.stdout.pipe(log, { end: false });
     child.stderr.pipe(log, { end: false });
-    createInterface({ input: child.stdout }).on('line', (line) => {
-      log.write(`${line}\n`);
-      try {
-        const msg = (JSON.parse(line) as { msg?: unknown }).msg;
-        if (typeof msg === 'string') node.messages.add(msg);
-      } catch {
-        // not a log line
-      }
-    });
     child.once('exit', () => setTimeout(() => log.end(), 100));
+    const readyz = `http://127.0.0.1:${node.port ?? node.metricsPort}/readyz`;
     await waitFor(`${node.name} ready`, () => {
       if (!running(child)) throw new Error(`${node.name} exited (${child.exitCode ?? child.signalCode})`);
-      return node.port === null ? node.messages.has('worker running') : okAt(`${this.apiUrl(node)}/readyz`);
+      return okAt(readyz);
     });
   }
 

@@ -4,7 +4,7 @@
  *
  *   npm run cluster [-- --apis 2] [--workers 2] [--port 8080] [--mysql mysql://root@127.0.0.1:3306/seckill_cluster]
  */
-import { defaultDeploymentDir, Deployment, type DeploymentOptions, stopOwnKafka } from './deployment.js';
+import { Deployment, type DeploymentOptions } from './deployment.js';
 
 const say = (line: string) => process.stderr.write(`${line}\n`);
 
@@ -43,21 +43,38 @@ const main = async (): Promise<void> => {
   );
   let stopping = false;
   let deployment: Deployment | null = null;
+  const starting = new AbortController();
   const stop = async () => {
     if (stopping) return;
     stopping = true;
     say('stopping…');
-    // interrupted while starting: the other processes share the terminal's Ctrl-C, the brokers do not
-    await (deployment ? deployment.stop() : stopOwnKafka(options.dir ?? defaultDeploymentDir()));
+    // still starting: start() stops what it has started after the step under way, and rejects
+    if (!deployment) return starting.abort();
+    await deployment.stop();
     say('stopped');
     process.exit(0);
   };
   process.once('SIGINT', () => void stop());
   process.once('SIGTERM', () => void stop());
-  deployment = await Deployment.start({ ...options, env: shell, ...(secret ? { secret } : {}), say });
+  deployment = await Deployment.start({
+    ...options,
+    env: shell,
+    ...(secret ? { secret } : {}),
+    say,
+    signal: starting.signal,
+  }).catch((error: unknown) => {
+    if (!starting.signal.aborted) throw error;
+    say('stopped');
+    process.exit(130);
+  });
   say('');
   say(`seckill, scaled out: ${deployment.url}  (HAProxy, round robin over the APIs)`);
-  for (const [name, pid] of Object.entries(deployment.pids())) say(`  ${name.padEnd(16)} pid ${pid}`);
+  const pids = deployment.pids();
+  for (const [name, pid] of Object.entries(pids)) {
+    const node = deployment.nodes.find((n) => n.name === name);
+    const metrics = node ? `  metrics http://127.0.0.1:${node.metricsPort}/metrics` : '';
+    say(`  ${name.padEnd(16)} pid ${pid}${metrics}`);
+  }
   say(`  logs and balancer configuration in ${deployment.dir}`);
   say('');
   say('In another shell:');
