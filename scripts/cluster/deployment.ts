@@ -11,6 +11,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { freePort, KafkaCluster } from '../kafka/cluster.js';
+import { exited, running, waitFor } from './processes.js';
 import { RedisCluster, type RedisClusterOptions } from './redis-cluster.js';
 
 const run = promisify(execFile);
@@ -54,29 +55,11 @@ export type ServiceNode = {
   child: ChildProcess;
 };
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-const waitFor = async (what: string, probe: () => Promise<boolean> | boolean, timeoutMs = 60_000) => {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (await Promise.resolve(probe()).catch(() => false)) return;
-    await sleep(100);
-  }
-  throw new Error(`${what}: not within ${timeoutMs} ms`);
-};
-
-const exited = (child: ChildProcess): Promise<void> =>
-  child.exitCode !== null || child.signalCode !== null
-    ? Promise.resolve()
-    : new Promise((resolve) => child.once('exit', () => resolve()));
-
 /** This process's environment without the service's settings (`SECKILL_*`, `PORT`). */
 const baseEnv = (): NodeJS.ProcessEnv =>
   Object.fromEntries(
     Object.entries(process.env).filter(([name]) => !name.startsWith('SECKILL_') && name !== 'PORT'),
   );
-
-const running = (child: ChildProcess): boolean => child.exitCode === null && child.signalCode === null;
 
 /** The project's root: the folder holding package.json above this file (in scripts/ or dist/scripts/). */
 const projectRoot = (): string => {
@@ -85,6 +68,9 @@ const projectRoot = (): string => {
     if (path.dirname(dir) === dir) throw new Error(`package.json not found above ${import.meta.dirname}`);
   }
 };
+
+/** how long a service process or the balancer may take to be ready (four processes start on the same cores) */
+const STARTUP_MS = 60_000;
 
 const interrupted = (signal: AbortSignal | undefined): void => {
   if (signal?.aborted) throw new Error('interrupted while starting');
@@ -269,10 +255,14 @@ export class Deployment {
     child.stderr.pipe(log, { end: false });
     child.once('exit', () => setTimeout(() => log.end(), 100));
     const readyz = `http://127.0.0.1:${node.port ?? node.metricsPort}/readyz`;
-    await waitFor(`${node.name} ready`, () => {
-      if (!running(child)) throw new Error(`${node.name} exited (${child.exitCode ?? child.signalCode})`);
-      return okAt(readyz);
-    });
+    await waitFor(
+      `${node.name} ready`,
+      () => {
+        if (!running(child)) throw new Error(`${node.name} exited (${child.exitCode ?? child.signalCode})`);
+        return okAt(readyz);
+      },
+      STARTUP_MS,
+    );
   }
 
   apiUrl(node: ServiceNode): string {
@@ -289,14 +279,18 @@ export class Deployment {
     haproxy.stderr.pipe(log);
     haproxy.once('error', () => undefined);
     this.haproxy = haproxy;
-    await waitFor('HAProxy routing to the APIs', () => {
-      if (!running(haproxy))
-        throw new Error(
-          `haproxy exited (${haproxy.exitCode ?? haproxy.signalCode}); is it installed (apt-get install haproxy)? ` +
-            `Its log: ${path.join(this.dir, 'haproxy.log')}`,
-        );
-      return okAt(`${this.url}/readyz`);
-    });
+    await waitFor(
+      'HAProxy routing to the APIs',
+      () => {
+        if (!running(haproxy))
+          throw new Error(
+            `haproxy exited (${haproxy.exitCode ?? haproxy.signalCode}); is it installed (apt-get install haproxy)? ` +
+              `Its log: ${path.join(this.dir, 'haproxy.log')}`,
+          );
+        return okAt(`${this.url}/readyz`);
+      },
+      STARTUP_MS,
+    );
   }
 
   /** SIGKILLs a node of the service: no clean shutdown, requests in flight are cut. */

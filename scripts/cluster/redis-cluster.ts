@@ -11,6 +11,7 @@ import { createServer } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { exited, running, waitFor } from './processes.js';
 
 const run = promisify(execFile);
 
@@ -47,24 +48,8 @@ const freePorts = async (count: number): Promise<number[]> => {
   throw new Error('no free ports for a Redis Cluster');
 };
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-const waitFor = async (what: string, probe: () => Promise<boolean>, timeoutMs = 30_000): Promise<void> => {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (await probe().catch(() => false)) return;
-    await sleep(100);
-  }
-  throw new Error(`${what} not within ${timeoutMs} ms`);
-};
-
 const cli = async (port: number, ...args: string[]): Promise<string> =>
   (await run('redis-cli', ['-h', '127.0.0.1', '-p', String(port), ...args], { timeout: 5_000 })).stdout;
-
-const exited = (child: ChildProcess): Promise<void> =>
-  child.exitCode !== null || child.signalCode !== null
-    ? Promise.resolve()
-    : new Promise((resolve) => child.once('exit', () => resolve()));
 
 /** The number of slots in a `CLUSTER NODES` line's ranges ("0-5460 5461 …"). */
 const slotCount = (ranges: readonly string[]): number =>
@@ -184,7 +169,7 @@ export class RedisCluster {
   private livePorts(): number[] {
     return this.ports.filter((p) => {
       const server = this.servers.get(p);
-      return server !== undefined && server.exitCode === null && server.signalCode === null;
+      return server !== undefined && running(server);
     });
   }
 
