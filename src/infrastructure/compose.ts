@@ -74,6 +74,7 @@ export type CompositionConfig = Pick<
   Config,
   | 'productCacheMs'
   | 'lockLeaseMs'
+  | 'idempotencyKeyTtlMs'
   | 'groupCommit'
   | 'publish'
   | 'mergeDecrements'
@@ -141,6 +142,7 @@ export const compose = (ports: Ports, config: CompositionConfig): Application =>
     soldOut,
     lock,
     gate,
+    orders,
     unitOfWork,
     dispatcher,
     clock,
@@ -149,6 +151,7 @@ export const compose = (ports: Ports, config: CompositionConfig): Application =>
     logger,
     metrics,
     lockLeaseMs: config.lockLeaseMs,
+    idempotencyKeyTtlMs: config.idempotencyKeyTtlMs,
     groupCommit: config.groupCommit,
   });
   const commit = new CommitReservations({

@@ -66,6 +66,7 @@ const EnvSchema = z.object({
   SECKILL_PATH_TOKEN_TTL_MS: intFrom(60_000, 1_000),
   SECKILL_SOLD_OUT_FLAG_TTL_MS: intFrom(2_000, 10),
   SECKILL_LOCK_LEASE_MS: intFrom(5_000, 100),
+  SECKILL_IDEMPOTENCY_KEY_TTL_MS: intFrom(24 * 3600_000, 1_000),
   SECKILL_PRODUCT_CACHE_MS: intFrom(1_000),
   SECKILL_PAYMENT_TIMEOUT_MS: intFrom(15 * 60_000, 1),
   SECKILL_PAYMENT_SCAN_MS: intFrom(30_000, 100),
@@ -202,6 +203,8 @@ export type Config = Readonly<{
   /** how long a product stays marked sold out in process before the gate is asked again */
   soldOutFlagTtlMs: number;
   lockLeaseMs: number;
+  /** how long a buyer's Idempotency-Key answers repeats: as long as a sale may last */
+  idempotencyKeyTtlMs: number;
   productCacheMs: number;
   paymentTimeoutMs: number;
   paymentScanMs: number;
@@ -373,6 +376,7 @@ export const loadConfig = (env: NodeJS.ProcessEnv = process.env): Config => {
     pathTokenTtlMs: e.SECKILL_PATH_TOKEN_TTL_MS,
     soldOutFlagTtlMs: e.SECKILL_SOLD_OUT_FLAG_TTL_MS,
     lockLeaseMs: e.SECKILL_LOCK_LEASE_MS,
+    idempotencyKeyTtlMs: e.SECKILL_IDEMPOTENCY_KEY_TTL_MS,
     productCacheMs: e.SECKILL_PRODUCT_CACHE_MS,
     paymentTimeoutMs: e.SECKILL_PAYMENT_TIMEOUT_MS,
     paymentScanMs: e.SECKILL_PAYMENT_SCAN_MS,

@@ -19,6 +19,9 @@ const HELP: Record<CounterName, string> = {
   reconciliation_fixes: 'Gate corrections made by reconciliation, by product',
   reconciliation_restores:
     'Restores of released orders the gate had lost, made by reconciliation, by product',
+  idempotent_replays: 'Order requests answered with the order their Idempotency-Key had already made',
+  idempotent_recoveries:
+    'Of those, orders recorded by the repeat because the first try died between the gate and MySQL',
 };
 
 const LABELS: Record<CounterName, string[]> = {
@@ -35,6 +38,8 @@ const LABELS: Record<CounterName, string[]> = {
   outbox_dead: ['topic'],
   reconciliation_fixes: ['product'],
   reconciliation_restores: ['product'],
+  idempotent_replays: [],
+  idempotent_recoveries: [],
 };
 
 const GAUGES: Record<GaugeName, { help: string; labels: string[] }> = {

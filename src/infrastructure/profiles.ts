@@ -116,7 +116,9 @@ export const bindMemoryProfile = (container: Container, config: Config): void =>
   container
     .bind<Outbox>(OUTBOX)
     .toResolvedValue((db: MemoryDatabase) => new MemoryOutbox(db), [MEMORY_DATABASE]);
-  container.bind<StockGate>(STOCK_GATE).toResolvedValue(() => new MemoryStockGate());
+  container
+    .bind<StockGate>(STOCK_GATE)
+    .toResolvedValue((clock: Clock) => new MemoryStockGate(nowMs(clock)), [CLOCK]);
   container.bind<DuplicateRequestLock>(DUPLICATE_REQUEST_LOCK).toResolvedValue(() => new MemoryLock());
   // the marks and the path tokens keep time by the service's clock (a test moves it)
   const nowMs = (clock: Clock) => () => Date.parse(clock.now());

@@ -309,6 +309,104 @@ export const stockGateContract = (
       });
     });
 
+    describe("a buyer's Idempotency-Key", () => {
+      const keyed = (orderId: string, key: string, overrides: Partial<GateReservation> = {}) =>
+        reservation(orderId, { userId: 'alice', idempotency: { key, ttlMs: 60_000 }, ...overrides });
+
+      it('records the reservation under the key: a repeat answers it and takes nothing', async () => {
+        await gate().warm(PRODUCT, 5);
+        expect(await gate().reserve(keyed('first', 'k1'))).toEqual({ ok: true, stockLeft: 4 });
+
+        expect(await gate().reserve(keyed('second', 'k1'))).toEqual({
+          ok: true,
+          stockLeft: 4,
+          replayOf: 'first',
+        });
+        expect(await gate().held(PRODUCT)).toEqual(new Map([['first', 1]]));
+        expect(await gate().recall(PRODUCT, 'alice', 'k1')).toEqual({
+          outcome: 'RESERVED',
+          orderId: 'first',
+          quantity: 1,
+        });
+      });
+
+      it('answers 20 calls at once with one key with one reservation', async () => {
+        await gate().warm(PRODUCT, 5);
+        const answers = await Promise.all(
+          Array.from({ length: 20 }, (_, i) => gate().reserve(keyed(`o${i}`, 'burst'))),
+        );
+        expect(await gate().stockLeft(PRODUCT)).toBe(4);
+        expect(new Set(answers.map((a) => (a.ok && 'replayOf' in a ? a.replayOf : 'taken')))).toEqual(
+          new Set(['taken', [...(await gate().held(PRODUCT)).keys()][0]]),
+        );
+      });
+
+      it('records a refusal: the repeat is refused again, even when stock came back', async () => {
+        await gate().warm(PRODUCT, 0);
+        expect(await gate().reserve(keyed('first', 'k1'))).toMatchObject({ ok: false, reason: 'SOLD_OUT' });
+        await gate().adjust(PRODUCT, 3);
+        expect(await gate().reserve(keyed('second', 'k1'))).toEqual({
+          ok: false,
+          reason: 'SOLD_OUT',
+          stockLeft: 3,
+          replayed: true,
+        });
+        expect(await gate().reserve(keyed('third', 'k2', { perUserLimit: 0 }))).toEqual({
+          ok: false,
+          reason: 'LIMIT_EXCEEDED',
+        });
+        expect(await gate().reserve(keyed('fourth', 'k2'))).toEqual({
+          ok: false,
+          reason: 'LIMIT_EXCEEDED',
+          replayed: true,
+        });
+        expect(await gate().stockLeft(PRODUCT)).toBe(3);
+      });
+
+      it('refuses the key for another quantity (KEY_REUSED), and scopes it to its buyer and product', async () => {
+        await gate().warm(PRODUCT, 5);
+        await gate().warm(OTHER_PRODUCT, 5);
+        await gate().reserve(keyed('first', 'k1'));
+
+        expect(await gate().reserve(keyed('second', 'k1', { quantity: 2 }))).toEqual({
+          ok: false,
+          reason: 'KEY_REUSED',
+        });
+        expect(await gate().reserve(keyed('bobs', 'k1', { userId: 'bob' }))).toEqual({
+          ok: true,
+          stockLeft: 3,
+        });
+        expect(await gate().reserve(keyed('there', 'k1', { productId: OTHER_PRODUCT }))).toEqual({
+          ok: true,
+          stockLeft: 4,
+        });
+      });
+
+      it('forgets the key on a restore that asks it to, and only for its own reservation', async () => {
+        await gate().warm(PRODUCT, 5);
+        await gate().reserve(keyed('first', 'k1'));
+        await gate().reserve(keyed('second', 'k2'));
+
+        expect(await gate().restore(PRODUCT, 'first', { userId: 'alice', key: 'k2' })).toBe(true);
+        expect(await gate().recall(PRODUCT, 'alice', 'k2')).toMatchObject({ orderId: 'second' });
+        expect(await gate().restore(PRODUCT, 'second', { userId: 'alice', key: 'k2' })).toBe(true);
+        expect(await gate().recall(PRODUCT, 'alice', 'k2')).toBeNull();
+        // a plain restore (a release) keeps the key: a repeat still finds its order
+        await gate().reserve(keyed('third', 'k3'));
+        await gate().restore(PRODUCT, 'third');
+        expect(await gate().reserve(keyed('fourth', 'k3'))).toMatchObject({ ok: true, replayOf: 'third' });
+        expect(await gate().stockLeft(PRODUCT)).toBe(5);
+      });
+
+      it('claims a key once: NEW, then SAME for the same request and OTHER for another', async () => {
+        expect(await gate().claimKey('alice', 'k1', '1:1', 60_000)).toBe('NEW');
+        expect(await gate().claimKey('alice', 'k1', '1:1', 60_000)).toBe('SAME');
+        expect(await gate().claimKey('alice', 'k1', '2:1', 60_000)).toBe('OTHER');
+        expect(await gate().claimKey('bob', 'k1', '2:1', 60_000)).toBe('NEW');
+        expect(await gate().recall(PRODUCT, 'alice', 'k1')).toBeNull();
+      });
+    });
+
     describe('held', () => {
       it('lists the reservations not restored, with their quantities', async () => {
         await gate().warm(PRODUCT, 10);

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { MySqlOrderReadModel } from '../../src/adapters/mysql/mysql-order-read-model.js';
 import type { Kafka } from 'kafkajs';
 import {
   CommitReservations,
@@ -92,6 +93,7 @@ describe('the commit consumer on Kafka while MariaDB goes away', () => {
       soldOut: new MemorySoldOutFlags(),
       lock: new MemoryLock(),
       gate,
+      orders: new MySqlOrderReadModel(standaloneSession(db.orm, 5_000)),
       unitOfWork: new MySqlUnitOfWork(db.orm, 5_000),
       dispatcher,
       clock,
@@ -99,6 +101,7 @@ describe('the commit consumer on Kafka while MariaDB goes away', () => {
       logger: silentLogger,
       metrics: noMetrics,
       lockLeaseMs: 5_000,
+      idempotencyKeyTtlMs: 60_000,
       groupCommit: { maxBatch: 100, maxWaitMs: 1, maxConcurrent: 2 },
     });
 

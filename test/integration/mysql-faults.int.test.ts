@@ -1,4 +1,5 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
+import { MySqlOrderReadModel } from '../../src/adapters/mysql/mysql-order-read-model.js';
 import type { MikroORM } from '@mikro-orm/mysql';
 import {
   InfrastructureUnavailable,
@@ -80,6 +81,7 @@ describe('MariaDB that stops answering or goes down', () => {
       soldOut: new MemorySoldOutFlags(),
       lock: new MemoryLock(),
       gate,
+      orders: new MySqlOrderReadModel(standaloneSession(orm, TIMEOUT_MS)),
       unitOfWork: new MySqlUnitOfWork(orm, TIMEOUT_MS),
       dispatcher: new OutboxDispatcher(
         new MySqlOutbox(standaloneSession(orm, TIMEOUT_MS)),
@@ -93,6 +95,7 @@ describe('MariaDB that stops answering or goes down', () => {
       logger: silentLogger,
       metrics: noMetrics,
       lockLeaseMs: 5_000,
+      idempotencyKeyTtlMs: 60_000,
       groupCommit: { maxBatch: 100, maxWaitMs: 1, maxConcurrent: 2 },
     });
   };

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { MemoryOrderReadModel } from '../../src/adapters/memory/memory-order-read-model.js';
 import type { Redis } from 'ioredis';
 import {
   OutboxDispatcher,
@@ -67,6 +68,7 @@ describe('the order path on Redis: the sold-out flag keeps the flood away from R
       soldOut: flagsA,
       lock: new RedisLock(client, connect(), { namespace }),
       gate,
+      orders: new MemoryOrderReadModel(db),
       unitOfWork: new MemoryUnitOfWork(db),
       dispatcher: new OutboxDispatcher(new MemoryOutbox(db), bus, clock, silentLogger, noMetrics),
       clock,
@@ -74,6 +76,7 @@ describe('the order path on Redis: the sold-out flag keeps the flood away from R
       logger: silentLogger,
       metrics: noMetrics,
       lockLeaseMs: 5_000,
+      idempotencyKeyTtlMs: 60_000,
       groupCommit: { maxBatch: 100, maxWaitMs: 1, maxConcurrent: 2 },
     });
     const product = await inventory.create({

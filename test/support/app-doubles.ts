@@ -6,6 +6,8 @@ import type {
   GateAnswer,
   GateReservation,
   IdGenerator,
+  KeyClaim,
+  KeyOutcome,
   InstanceBeat,
   InstanceRegistry,
   InstanceSighting,
@@ -136,12 +138,26 @@ export class InstrumentedGate implements StockGate {
     return this.inner.reserve(reservation);
   }
 
-  restore(productId: number, orderId: string): Promise<boolean> {
+  restore(
+    productId: number,
+    orderId: string,
+    forgetKey?: Readonly<{ userId: string; key: string }>,
+  ): Promise<boolean> {
     noteCall('gate.restore');
     this.restoreCalls += 1;
     if (this.failRestores) return Promise.reject(new Error('gate connection reset'));
     if (this.loseRestores) return Promise.resolve(true);
-    return this.inner.restore(productId, orderId);
+    return this.inner.restore(productId, orderId, forgetKey);
+  }
+
+  recall(productId: number, userId: string, key: string): Promise<KeyOutcome | null> {
+    noteCall('gate.recall');
+    return this.inner.recall(productId, userId, key);
+  }
+
+  claimKey(userId: string, key: string, fingerprint: string, ttlMs: number): Promise<KeyClaim> {
+    noteCall('gate.claimKey');
+    return this.inner.claimKey(userId, key, fingerprint, ttlMs);
   }
 
   stockLeft(productId: number): Promise<number | null> {

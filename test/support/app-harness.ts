@@ -83,7 +83,7 @@ export const buildApp = (options: HarnessOptions = {}) => {
   const orders = new MemoryOrderReadModel(db);
   const outbox = new MemoryOutbox(db);
   const unitOfWork = new FlakyUnitOfWork(new MemoryUnitOfWork(db));
-  const memoryGate = new MemoryStockGate();
+  const memoryGate = new MemoryStockGate(() => Date.parse(clock.now()));
   const gate = new InstrumentedGate(memoryGate);
   const lock = new MemoryLock();
   const soldOut = new MemorySoldOutFlags(new MemoryStockBackChannel(), {

@@ -3,6 +3,24 @@ import { withDefaultLimits } from '../../domain/index.js';
 
 const MAX_ID = 2_147_483_647;
 
+/**
+ * An order request's `Idempotency-Key` header: 1 to 128 printable characters with no space, quotes or
+ * comma (a UUID, a ULID, base64url); the quoted form of the IETF draft (`"…"`) is read too.
+ */
+export const IdempotencyKeyHeader = z
+  .string()
+  .transform((value) =>
+    value.length >= 2 && value.startsWith('"') && value.endsWith('"') ? value.slice(1, -1) : value,
+  )
+  .pipe(
+    z
+      .string()
+      .regex(
+        /^[\x21\x23-\x2b\x2d-\x7e]{1,128}$/,
+        'Idempotency-Key must be 1 to 128 printable ASCII characters, with no space, quote or comma',
+      ),
+  );
+
 export const PlaceOrderBody = z.strictObject({
   productId: z.number().int().min(1).max(MAX_ID),
   quantity: z.number().int().min(1).max(10_000),

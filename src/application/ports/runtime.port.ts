@@ -31,7 +31,9 @@ export type CounterName =
   | 'outbox_publish_failures'
   | 'outbox_dead'
   | 'reconciliation_fixes'
-  | 'reconciliation_restores';
+  | 'reconciliation_restores'
+  | 'idempotent_replays'
+  | 'idempotent_recoveries';
 
 export type GaugeName = 'outbox_rows' | 'gate_stock' | 'mysql_stock' | 'consumer_lag' | 'stock_drift';
 

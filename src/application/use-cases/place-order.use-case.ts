@@ -1,4 +1,9 @@
-import { assertOrderQuantity, purchaseRejection, type ReserveOrder } from '../../domain/index.js';
+import {
+  assertOrderQuantity,
+  type OrderStatus,
+  purchaseRejection,
+  type ReserveOrder,
+} from '../../domain/index.js';
 import type { CommandItem } from '../command-handler.js';
 import { GroupCommit, type GroupCommitOptions } from '../group-commit.js';
 import { messagesOf } from '../messages.js';
@@ -8,12 +13,16 @@ import type { ProductCatalog } from '../product-catalog.js';
 import {
   type Clock,
   type DuplicateRequestLock,
+  answerFromKey,
+  type GateAnswer,
   type IdGenerator,
   InfrastructureUnavailable,
+  type KeyClaim,
   type LockHandle,
   type Logger,
   type Metrics,
   orderLockKey,
+  type OrderReadModel,
   type RateBudgets,
   type RateDecision,
   type SalePathRedemption,
@@ -35,6 +44,11 @@ export type PlaceOrderCommand = Readonly<{
   clientAddress?: (() => string | undefined) | undefined;
   /** the sale path token, for a product that requires one */
   pathToken?: string | undefined;
+  /**
+   * The buyer's Idempotency-Key: a repeat of the request (same buyer, same key, same body) is answered as the
+   * first one was and takes nothing more, whichever instance answers it and even after a crash.
+   */
+  idempotencyKey?: string | undefined;
 }>;
 
 export type OrderRejectionCode =
@@ -45,17 +59,41 @@ export type OrderRejectionCode =
   | 'RATE_LIMITED'
   | 'PRODUCT_NOT_FOUND'
   | 'PATH_TOKEN_REQUIRED'
-  | 'PATH_TOKEN_INVALID';
+  | 'PATH_TOKEN_INVALID'
+  | 'IDEMPOTENCY_KEY_REUSED';
 
+/** `replayed`: the answer comes from the buyer's key, and `status` is the order's status now. */
 export type PlaceOrderResult =
-  | Readonly<{ ok: true; orderId: string; status: 'RESERVED' }>
-  | Readonly<{ ok: false; code: OrderRejectionCode; detail: string; retryAfterMs?: number }>;
+  | Readonly<{ ok: true; orderId: string; status: OrderStatus; replayed?: true }>
+  | Readonly<{
+      ok: false;
+      code: OrderRejectionCode;
+      detail: string;
+      retryAfterMs?: number;
+      replayed?: true;
+    }>;
 
 const rejected = (code: OrderRejectionCode, detail: string, retryAfterMs?: number): PlaceOrderResult =>
   retryAfterMs === undefined ? { ok: false, code, detail } : { ok: false, code, detail, retryAfterMs };
 
 const ALLOWED_HERE: Promise<RateDecision> = Promise.resolve({ allowed: true });
 const NO_TOKEN_ASKED: Promise<SalePathRedemption | null> = Promise.resolve(null);
+const NO_KEY: Promise<KeyClaim | null> = Promise.resolve(null);
+
+const KEY_REUSED = rejected(
+  'IDEMPOTENCY_KEY_REUSED',
+  'this Idempotency-Key was used for another order request: a new request takes a new key',
+);
+const soldOutRejection = (productId: number) => rejected('SOLD_OUT', `product ${productId} is sold out`);
+
+/** What a request asks, whatever its key: a repeat with another body is refused. */
+const fingerprint = (cmd: PlaceOrderCommand): string => `${cmd.productId}:${cmd.quantity}`;
+
+const isPathRefusal = (refusal: PlaceOrderResult | Error | null): refusal is PlaceOrderResult =>
+  refusal !== null && !(refusal instanceof Error) && !refusal.ok && refusal.code.startsWith('PATH_TOKEN');
+
+/** Past admission: the lock held, and whether the request may only be answered from its key's record. */
+type Admitted = Readonly<{ ok: true; lock: LockHandle; replayOnly: PlaceOrderResult | null }>;
 
 const PATH_TOKEN_REFUSALS: Readonly<Record<Exclude<SalePathRedemption, 'REDEEMED'>, string>> = {
   UNKNOWN:
@@ -71,6 +109,8 @@ export type PlaceOrderDeps = Readonly<{
   soldOut: SoldOutFlags;
   lock: DuplicateRequestLock;
   gate: StockGate;
+  /** where a repeated request looks for the order its key made */
+  orders: Pick<OrderReadModel, 'get'>;
   unitOfWork: UnitOfWork;
   dispatcher: OutboxDispatcher;
   clock: Clock;
@@ -80,6 +120,8 @@ export type PlaceOrderDeps = Readonly<{
   logger: Logger;
   metrics: Metrics;
   lockLeaseMs: number;
+  /** how long a buyer's Idempotency-Key is kept: as long as a sale may last */
+  idempotencyKeyTtlMs: number;
   /** how reservations that pass the gate together are written together */
   groupCommit: GroupCommitOptions;
 }>;
@@ -112,7 +154,8 @@ export class PlaceOrder {
     assertOrderQuantity(cmd.quantity);
     // In order of cost. The sold-out flag first: once a product is gone, its flood costs no Redis call at
     // all. Then the product's terms, kept in process (unknown ids too).
-    if (soldOut.isSoldOut(cmd.productId)) return rejected('SOLD_OUT', `product ${cmd.productId} is sold out`);
+    if (soldOut.isSoldOut(cmd.productId) && !(await this.keyHoldsAnswer(cmd)))
+      return soldOutRejection(cmd.productId);
     const terms = await catalog.terms(cmd.productId);
     if (!terms) return rejected('PRODUCT_NOT_FOUND', `product ${cmd.productId} does not exist`);
     const rule = purchaseRejection(terms, cmd.quantity, clock.now());
@@ -125,28 +168,62 @@ export class PlaceOrder {
     const handle = await this.admit(cmd, terms.requirePathToken);
     if (!handle.ok) return handle.rejection;
     try {
-      return await this.reserve(cmd, terms.perUserLimit);
+      return await this.reserve(cmd, terms.perUserLimit, handle.replayOnly);
     } finally {
       await this.release(handle.lock);
     }
   }
 
   /**
-   * The client address's and the buyer's budgets, the sale path token and the duplicate-request lock, asked
-   * at once: the calls leave for Redis together (one round trip). Over a budget: RATE_LIMITED, and a lock
-   * taken meanwhile is given back. A token that is not this buyer's, unknown, used or expired:
-   * PATH_TOKEN_INVALID. A lock held by another request of the buyer: DUPLICATE_REQUEST. A token is used up
-   * by the request that carried it, whatever its answer: the buyer asks for another.
+   * A product marked sold out in process still answers a request whose key holds an answer (its first try's
+   * 202 may never have arrived): that request goes on to the gate, which answers it from the key.
+   */
+  private async keyHoldsAnswer(cmd: PlaceOrderCommand): Promise<boolean> {
+    if (cmd.idempotencyKey === undefined) return false;
+    return (await this.deps.gate.recall(cmd.productId, cmd.userId, cmd.idempotencyKey)) !== null;
+  }
+
+  /**
+   * The client address's and the buyer's budgets, the sale path token, the duplicate-request lock and the
+   * buyer's key, asked at once: the calls leave for Redis together (one round trip). Over a budget:
+   * RATE_LIMITED, and a lock taken meanwhile is given back. A token that is not this buyer's, unknown, used or
+   * expired: PATH_TOKEN_INVALID, unless the request repeats a key (its first try used the token up), which
+   * is then answered from the key alone. A key used for another request: IDEMPOTENCY_KEY_REUSED. A lock
+   * held by another request of the buyer: DUPLICATE_REQUEST, or, for a request with a key, a wait for it. A
+   * token is used up by the request that carried it, whatever its answer: the buyer asks for another.
    */
   private async admit(
     cmd: PlaceOrderCommand,
     requirePathToken: boolean,
-  ): Promise<
-    Readonly<{ ok: true; lock: LockHandle }> | Readonly<{ ok: false; rejection: PlaceOrderResult }>
-  > {
-    const { budgets, salePaths, lock: locks, lockLeaseMs } = this.deps;
+  ): Promise<Admitted | Readonly<{ ok: false; rejection: PlaceOrderResult }>> {
+    const [address, user, path, lock, claim] = await this.ask(cmd, requirePathToken);
+    const repeat = claim.status === 'fulfilled' && claim.value === 'SAME';
+    const refusal =
+      claim.status === 'fulfilled' && claim.value === 'OTHER'
+        ? KEY_REUSED
+        : this.refusal(address, user, path, lock, claim);
+    // a repeat's token was used up by its first try: the repeat may still be answered from the key
+    const replayOnly = repeat && isPathRefusal(refusal) ? refusal : null;
+    if (refusal && !replayOnly) {
+      if (lock.status === 'fulfilled' && lock.value) await this.release(lock.value);
+      if (refusal instanceof Error) throw refusal;
+      return { ok: false, rejection: refusal };
+    }
+    const taken = (lock as PromiseFulfilledResult<LockHandle | null>).value;
+    const held = taken ?? (cmd.idempotencyKey === undefined ? null : await this.waitForFirstTry(cmd));
+    if (!held)
+      return {
+        ok: false,
+        rejection: rejected('DUPLICATE_REQUEST', 'an order for this product is already being placed', 1_000),
+      };
+    return { ok: true, lock: held, replayOnly };
+  }
+
+  private ask(cmd: PlaceOrderCommand, requirePathToken: boolean) {
+    const { budgets, salePaths, lock: locks, lockLeaseMs, gate, idempotencyKeyTtlMs } = this.deps;
     const clientAddress = budgets.orderAddress ? cmd.clientAddress?.() : undefined;
-    const [address, user, path, lock] = await Promise.allSettled([
+    const key = cmd.idempotencyKey;
+    return Promise.allSettled([
       budgets.orderAddress && clientAddress !== undefined
         ? budgets.orderAddress.tryConsume(clientAddress)
         : ALLOWED_HERE,
@@ -155,20 +232,20 @@ export class PlaceOrder {
         ? salePaths.redeem(cmd.pathToken, cmd.userId, cmd.productId)
         : NO_TOKEN_ASKED,
       locks.tryLock(orderLockKey(cmd.userId, cmd.productId), { waitMs: 0, leaseMs: lockLeaseMs }),
-    ]);
-    const refusal = this.refusal(address, user, path, lock);
-    if (refusal) {
-      if (lock.status === 'fulfilled' && lock.value) await this.release(lock.value);
-      if (refusal instanceof Error) throw refusal;
-      return { ok: false, rejection: refusal };
-    }
-    if (lock.status === 'rejected') throw lock.reason;
-    if (!lock.value)
-      return {
-        ok: false,
-        rejection: rejected('DUPLICATE_REQUEST', 'an order for this product is already being placed', 1_000),
-      };
-    return { ok: true, lock: lock.value };
+      key === undefined ? NO_KEY : gate.claimKey(cmd.userId, key, fingerprint(cmd), idempotencyKeyTtlMs),
+    ] as const);
+  }
+
+  /**
+   * A request with a key waits for the buyer's lock rather than being turned away: when the holder is the
+   * key's first try, the repeat is then answered from the key. Waiting longer than a lease: DUPLICATE_REQUEST.
+   */
+  private waitForFirstTry(cmd: PlaceOrderCommand): Promise<LockHandle | null> {
+    const { lock, lockLeaseMs } = this.deps;
+    return lock.tryLock(orderLockKey(cmd.userId, cmd.productId), {
+      waitMs: lockLeaseMs,
+      leaseMs: lockLeaseMs,
+    });
   }
 
   /** What turns the request away before the lock is looked at: a fault, a budget, then the path token. */
@@ -177,8 +254,9 @@ export class PlaceOrder {
     user: PromiseSettledResult<RateDecision>,
     path: PromiseSettledResult<SalePathRedemption | null>,
     lock: PromiseSettledResult<LockHandle | null>,
+    claim: PromiseSettledResult<KeyClaim | null>,
   ): PlaceOrderResult | Error | null {
-    for (const settled of [address, user, path, lock])
+    for (const settled of [address, user, path, lock, claim])
       if (settled.status === 'rejected')
         return settled.reason instanceof Error ? settled.reason : new Error(String(settled.reason));
     const byAddress = (address as PromiseFulfilledResult<RateDecision>).value;
@@ -205,42 +283,90 @@ export class PlaceOrder {
     });
   }
 
-  private async reserve(cmd: PlaceOrderCommand, perUserLimit: number): Promise<PlaceOrderResult> {
-    const { gate, soldOut, ids } = this.deps;
+  /**
+   * The gate's answer, then the reservation recorded. A request whose path token was refused but whose key
+   * holds an answer (`replayOnly`: a repeat) is answered from the key alone, or refused as it was.
+   */
+  private async reserve(
+    cmd: PlaceOrderCommand,
+    perUserLimit: number,
+    replayOnly: PlaceOrderResult | null,
+  ): Promise<PlaceOrderResult> {
+    const { gate, soldOut, ids, idempotencyKeyTtlMs } = this.deps;
+    const key = cmd.idempotencyKey;
     const orderId = ids.next();
-    const answer = await gate.reserve({
-      productId: cmd.productId,
-      orderId,
-      userId: cmd.userId,
-      quantity: cmd.quantity,
-      perUserLimit,
-    });
-    if (!answer.ok) {
-      switch (answer.reason) {
-        case 'SOLD_OUT':
-          // only an empty gate turns the flood away in process; a large order must not shut out a small one
-          if (answer.stockLeft <= 0) soldOut.markSoldOut(cmd.productId);
-          return rejected('SOLD_OUT', `product ${cmd.productId} is sold out`);
-        case 'LIMIT_EXCEEDED':
-          return rejected('LIMIT_EXCEEDED', `at most ${perUserLimit} per buyer`);
-        case 'NOT_LOADED':
-          throw new InfrastructureUnavailable(
-            'stock gate',
-            `product ${cmd.productId} is not loaded in the gate`,
-          );
-      }
-    }
+    let answer: GateAnswer;
+    if (replayOnly && key !== undefined) {
+      const recorded = await gate.recall(cmd.productId, cmd.userId, key);
+      if (!recorded) return replayOnly;
+      answer = answerFromKey(recorded, cmd.quantity, 0);
+    } else
+      answer = await gate.reserve({
+        productId: cmd.productId,
+        orderId,
+        userId: cmd.userId,
+        quantity: cmd.quantity,
+        perUserLimit,
+        idempotency: key === undefined ? undefined : { key, ttlMs: idempotencyKeyTtlMs },
+      });
+    if (!answer.ok) return this.refused(cmd, perUserLimit, answer);
+    if ('replayOf' in answer) return this.replay(cmd, answer.replayOf);
     // a lapsed sold-out mark let this order look at the gate, and the gate had stock: the mark goes
     soldOut.markAvailable(cmd.productId);
     await this.record(cmd, orderId);
     return { ok: true, orderId, status: 'RESERVED' };
   }
 
+  private refused(
+    cmd: PlaceOrderCommand,
+    perUserLimit: number,
+    answer: Exclude<GateAnswer, { ok: true }>,
+  ): PlaceOrderResult {
+    const replayed = 'replayed' in answer ? ({ replayed: true } as const) : {};
+    switch (answer.reason) {
+      case 'SOLD_OUT':
+        // only an empty gate turns the flood away in process; a large order must not shut out a small one
+        if (answer.stockLeft <= 0 && !answer.replayed) this.deps.soldOut.markSoldOut(cmd.productId);
+        return { ...soldOutRejection(cmd.productId), ...replayed };
+      case 'LIMIT_EXCEEDED':
+        return { ...rejected('LIMIT_EXCEEDED', `at most ${perUserLimit} per buyer`), ...replayed };
+      case 'KEY_REUSED':
+        return KEY_REUSED;
+      case 'NOT_LOADED':
+        throw new InfrastructureUnavailable(
+          'stock gate',
+          `product ${cmd.productId} is not loaded in the gate`,
+        );
+    }
+  }
+
+  /**
+   * A repeat of a request that reserved: the same order. Its first try may have died between the gate and
+   * the commit, so an order not in MySQL is recorded now, with the unit the gate already holds for it (the
+   * decider makes nothing of an order that exists). The gate is never given back here: the unit is the first
+   * try's.
+   */
+  private async replay(cmd: PlaceOrderCommand, orderId: string): Promise<PlaceOrderResult> {
+    this.deps.metrics.count('idempotent_replays');
+    const existing = await this.deps.orders.get(orderId);
+    if (existing) return { ok: true, orderId, status: existing.status, replayed: true };
+    this.deps.metrics.count('idempotent_recoveries');
+    try {
+      await this.journal.submit({ ...this.reservation(cmd, orderId), isNew: false });
+    } catch (error) {
+      if (error instanceof InfrastructureUnavailable) throw error;
+      throw new InfrastructureUnavailable('database', 'the reservation could not be recorded', {
+        cause: error,
+      });
+    }
+    return { ok: true, orderId, status: 'RESERVED', replayed: true };
+  }
+
   private async record(cmd: PlaceOrderCommand, orderId: string): Promise<void> {
     try {
       await this.journal.submit(this.reservation(cmd, orderId));
     } catch (error) {
-      await this.restoreGate(cmd.productId, orderId);
+      await this.restoreGate(cmd, orderId);
       if (error instanceof InfrastructureUnavailable) throw error;
       throw new InfrastructureUnavailable('database', 'the reservation could not be recorded', {
         cause: error,
@@ -283,9 +409,11 @@ export class PlaceOrder {
     this.deps.metrics.count('reservation_batches');
   }
 
-  private async restoreGate(productId: number, orderId: string): Promise<void> {
+  /** The gate given back, and the buyer's key forgotten: the reservation was never recorded. */
+  private async restoreGate(cmd: PlaceOrderCommand, orderId: string): Promise<void> {
+    const { productId, userId, idempotencyKey: key } = cmd;
     try {
-      await this.deps.gate.restore(productId, orderId);
+      await this.deps.gate.restore(productId, orderId, key === undefined ? undefined : { userId, key });
     } catch (error) {
       // An under-counted gate loses a sale; it never oversells. Reconciliation gives the unit back.
       this.deps.metrics.count('gate_restore_failures');

@@ -4,7 +4,7 @@ import { AT_CAPACITY, retryAfterSeconds } from '../middleware/admission.js';
 import { isJson, NOT_JSON, readBody, validationProblem } from '../middleware/input.js';
 import { locals, type Track } from '../middleware/tracking.js';
 import { type Problem, sendProblem } from '../problem.js';
-import { PlaceOrderBody } from '../schemas.js';
+import { IdempotencyKeyHeader, PlaceOrderBody } from '../schemas.js';
 import { API_HEADERS, setHeaders } from '../security-headers.js';
 import type { Principal } from '../tokens.js';
 
@@ -19,15 +19,27 @@ const REJECTION_STATUS = {
   PRODUCT_NOT_FOUND: 404,
   PATH_TOKEN_REQUIRED: 403,
   PATH_TOKEN_INVALID: 403,
+  IDEMPOTENCY_KEY_REUSED: 422,
 } as const;
+
+const rejectionHeaders = (retryAfterMs: number | undefined, replayed: boolean) => {
+  if (retryAfterMs === undefined && !replayed) return {};
+  return {
+    headers: {
+      ...(retryAfterMs === undefined ? {} : { 'Retry-After': retryAfterSeconds(retryAfterMs) }),
+      ...(replayed ? { 'Idempotent-Replayed': 'true' } : {}),
+    },
+  };
+};
 
 /**
  * The 202 of an accepted order, written straight to the socket like the problems are (no content
  * negotiation, mime lookup or freshness check: the order id is a UUID, nothing in it needs escaping).
  */
-const sendAccepted = (res: Response, orderId: string): void => {
-  const body = `{"orderId":${JSON.stringify(orderId)},"status":"RESERVED"}`;
+const sendAccepted = (res: Response, orderId: string, status: string, replayed: boolean): void => {
+  const body = `{"orderId":${JSON.stringify(orderId)},"status":${JSON.stringify(status)}}`;
   res.statusCode = 202;
+  if (replayed) res.setHeader('Idempotent-Replayed', 'true');
   res.setHeader('Location', `/api/v1/orders/${encodeURIComponent(orderId)}`);
   res.setHeader('Content-Type', 'application/json; charset=utf-8');
   res.setHeader('Content-Length', Buffer.byteLength(body));
@@ -89,6 +101,12 @@ const placeOrder = async (
     refused(validationProblem(body.error, 'body'));
     return;
   }
+  const rawKey = req.headers['idempotency-key'];
+  const key = rawKey === undefined ? undefined : IdempotencyKeyHeader.safeParse(rawKey);
+  if (key && !key.success) {
+    refused(validationProblem(key.error, 'header.Idempotency-Key'));
+    return;
+  }
   const result = await ctx.placeOrder.execute({
     userId: principal.userId,
     productId: body.data.productId,
@@ -96,11 +114,12 @@ const placeOrder = async (
     correlationId: locals(res).correlationId,
     clientAddress: () => req.ip,
     pathToken: body.data.pathToken,
+    idempotencyKey: key?.data,
   });
   ctx.rates.mark(result.ok);
   if (result.ok) {
     ctx.observer.orderAnswer('RESERVED');
-    sendAccepted(res, result.orderId);
+    sendAccepted(res, result.orderId, result.status, result.replayed === true);
     return;
   }
   ctx.observer.orderAnswer(result.code);
@@ -108,8 +127,6 @@ const placeOrder = async (
     status: REJECTION_STATUS[result.code],
     code: result.code,
     detail: result.detail,
-    ...(result.retryAfterMs === undefined
-      ? {}
-      : { headers: { 'Retry-After': retryAfterSeconds(result.retryAfterMs) } }),
+    ...rejectionHeaders(result.retryAfterMs, result.replayed === true),
   });
 };
