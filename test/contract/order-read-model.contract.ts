@@ -17,6 +17,36 @@ export const orderReadModelContract = (
       for (const view of views) await orders().upsert(view);
     };
 
+    it("lists a buyer's orders newest first, a page at a time, of one product or of all", async () => {
+      await upsertAll([
+        orderView('a-old', { reservedAt: instant(1) }),
+        orderView('a-mid', { reservedAt: instant(2), status: 'COMMITTED' }),
+        orderView('a-tie-1', { reservedAt: instant(3) }),
+        orderView('a-tie-2', { reservedAt: instant(3), status: 'RELEASED', reason: 'SOLD_OUT' }),
+        orderView('a-elsewhere', { productId: 8, reservedAt: instant(4) }),
+        orderView('b-new', { userId: 'user-2', reservedAt: instant(5) }),
+      ]);
+
+      const first = await orders().listByBuyer('user-1', { productId: 7, limit: 2 });
+      expect(ids(first)).toEqual(['a-tie-2', 'a-tie-1']);
+      expect(first[0]).toMatchObject({ status: 'RELEASED', reason: 'SOLD_OUT', reservedAt: instant(3) });
+      const last = first[first.length - 1]!;
+      const second = await orders().listByBuyer('user-1', {
+        productId: 7,
+        after: { reservedAt: last.reservedAt, orderId: last.orderId },
+        limit: 2,
+      });
+      expect(ids(second)).toEqual(['a-mid', 'a-old']);
+      expect(ids(await orders().listByBuyer('user-1', { limit: 10 }))).toEqual([
+        'a-elsewhere',
+        'a-tie-2',
+        'a-tie-1',
+        'a-mid',
+        'a-old',
+      ]);
+      expect(await orders().listByBuyer('nobody', { limit: 10 })).toEqual([]);
+    });
+
     it('reads back what was upserted, and null for an unknown order', async () => {
       const view = orderView('o1', { quantity: 2, reservedAt: instant(0.123), updatedAt: instant(1.456) });
       await orders().upsert(view);

@@ -354,6 +354,7 @@ const orderCalls = (orderId: string): EveryCall<OrderReadModel> => ({
   findByStatus: (s) => s.orders.findByStatus('COMMITTED', instant(10), 10),
   tally: (s) => s.orders.tally(7),
   findByProduct: (s) => s.orders.findByProduct(7, ['COMMITTED']),
+  listByBuyer: (s) => s.orders.listByBuyer('user-1', { productId: 7, limit: 10 }),
 });
 
 const outboxCalls = (messageId: string): EveryCall<Outbox> => ({

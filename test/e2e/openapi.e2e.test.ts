@@ -75,7 +75,7 @@ describe('the OpenAPI document', () => {
     expect(Object.keys(doc.components.schemas)).toEqual(expect.arrayContaining(['Problem', 'Order']));
     const placeOrder = doc.paths['/api/v1/seckill/orders']!['post']!;
     expect(Object.keys(placeOrder.responses).sort()).toEqual(
-      ['202', '400', '401', '403', '404', '409', '413', '415', '429', '503'].sort(),
+      ['202', '400', '401', '403', '404', '409', '413', '415', '422', '429', '503'].sort(),
     );
     expect(placeOrder.responses['429']).toMatchObject({ headers: { 'Retry-After': expect.anything() } });
     expect(Object.keys(doc.paths['/api/v1/seckill/products/{productId}/path']!['post']!.responses)).toEqual(

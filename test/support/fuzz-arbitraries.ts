@@ -62,6 +62,7 @@ const UNKNOWN_PRODUCT_FROM = 100_000;
 
 export const ROUTES = {
   orders: '/api/v1/seckill/orders',
+  myOrders: '/api/v1/orders',
   order: (id: string) => `/api/v1/orders/${id}`,
   payment: (id: string) => `/api/v1/orders/${id}/payment`,
   cancel: (id: string) => `/api/v1/orders/${id}/cancel`,
@@ -77,6 +78,7 @@ export const ROUTES = {
 const KNOWN_ROUTES: ReadonlyArray<readonly [method: string, pattern: RegExp]> = [
   ['GET', /^\/(healthz|readyz|metrics)\/?$/i],
   ['POST', /^\/api\/v1\/seckill\/orders\/?$/i],
+  ['GET', /^\/api\/v1\/orders\/?$/i],
   ['GET', /^\/api\/v1\/orders\/[^/]+\/?$/i],
   ['POST', /^\/api\/v1\/orders\/[^/]+\/(payment|cancel)\/?$/i],
   ['GET', /^\/api\/v1\/products\/[^/]+\/?$/i],
@@ -803,6 +805,7 @@ type Call = Readonly<{ method: string; path: string; body?: string; admin: boole
 const protectedCalls = (fx: FuzzFixture): readonly Call[] => [
   { method: 'POST', path: ROUTES.orders, body: validOrder(fx), admin: false },
   { method: 'GET', path: ROUTES.order(fx.ownerOrderId), admin: false },
+  { method: 'GET', path: `${ROUTES.myOrders}?productId=${fx.openProductId}`, admin: false },
   { method: 'POST', path: ROUTES.payment(fx.ownerOrderId), admin: false },
   { method: 'POST', path: ROUTES.cancel(fx.ownerOrderId), admin: false },
   { method: 'POST', path: ROUTES.adminProducts, body: json({ name: 'Fuzzed', stock: 5 }), admin: true },
@@ -1051,12 +1054,34 @@ const idsArb = (fx: FuzzFixture): fc.Arbitrary<FuzzRequest> => {
           `/api/v1/orders/../admin/audit`,
           `/api/v1/orders/./${fx.ownerOrderId}/../${fx.ownerOrderId}`,
           `/api/v1/orders//payment`,
-          `/api/v1/orders/`,
         )
         .chain((path) =>
           notOwner(fx).map((t) =>
             r({ label: 'path traversal', method: 'GET', path, headers: [bearer(t)], expect: [400, 404] }),
           ),
+        ),
+    },
+    {
+      weight: 2,
+      arbitrary: fc
+        .tuple(
+          fc.constantFrom(
+            (id: string) => `productId=${id}`,
+            (id: string) => `productId=${id}&limit=5`,
+            (id: string) => `limit=${id}`,
+            (id: string) => `cursor=${id}`,
+            (id: string) => `productId=1&userId=${id}`,
+          ),
+          fc.constantFrom(...MALFORMED_PRODUCT_IDS.filter((id) => id !== '2147483648')),
+        )
+        .map(([query, id]) =>
+          r({
+            label: 'my orders with a malformed query',
+            method: 'GET',
+            path: `${ROUTES.myOrders}?${query(id)}`,
+            headers: [bearer(fx.ownerToken)],
+            expect: [400],
+          }),
         ),
     },
     {
@@ -1094,6 +1119,7 @@ const KNOWN_TEMPLATES = (fx: FuzzFixture): ReadonlyArray<readonly [allowed: stri
   ['GET', '/metrics'],
   ['POST', ROUTES.orders],
   ['GET', ROUTES.order(fx.ownerOrderId)],
+  ['GET', ROUTES.myOrders],
   ['POST', ROUTES.payment(fx.ownerOrderId)],
   ['POST', ROUTES.cancel(fx.ownerOrderId)],
   ['GET', ROUTES.product(String(fx.openProductId))],

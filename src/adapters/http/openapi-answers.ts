@@ -21,7 +21,13 @@ export const Problem = z
   .meta({ id: 'Problem', description: 'RFC 9457 problem details' });
 
 export const OrderAccepted = z
-  .object({ orderId: z.uuid(), status: z.literal('RESERVED') })
+  .object({
+    orderId: z.uuid(),
+    status: OrderStatus.meta({
+      description:
+        "RESERVED; a repeat answered from its Idempotency-Key gives the order's status now (COMMITTED, PAID, RELEASED…)",
+    }),
+  })
   .meta({ id: 'OrderAccepted' });
 
 export const Order = z
@@ -33,6 +39,15 @@ export const Order = z
     reason: ReleaseReason.optional(),
   })
   .meta({ id: 'Order' });
+
+export const BuyerOrders = z
+  .object({
+    orders: z.array(
+      Order.extend({ reservedAt: z.iso.datetime(), updatedAt: z.iso.datetime() }).meta({ id: 'BuyerOrder' }),
+    ),
+    next: z.string().nullable().meta({ description: 'the `cursor` of the next page; null on the last one' }),
+  })
+  .meta({ id: 'BuyerOrders' });
 
 export const Product = z
   .object({

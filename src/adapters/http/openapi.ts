@@ -7,6 +7,7 @@ import { z } from 'zod';
 import { createDocument, type ZodOpenApiOperationObject, type ZodOpenApiPathsObject } from 'zod-openapi';
 import {
   AuditReport,
+  BuyerOrders,
   Order,
   OrderAccepted,
   Problem,
@@ -17,7 +18,15 @@ import {
   SalePathGrant,
   SaleFigures,
 } from './openapi-answers.js';
-import { ListProductBody, OrderIdParam, PlaceOrderBody, ProductIdParam, RestockBody } from './schemas.js';
+import {
+  IdempotencyKeyHeader,
+  ListProductBody,
+  MyOrdersQuery,
+  OrderIdParam,
+  PlaceOrderBody,
+  ProductIdParam,
+  RestockBody,
+} from './schemas.js';
 
 /**
  * The OpenAPI 3.1 document of the HTTP API, built from the zod schemas that validate the requests (request
@@ -50,15 +59,43 @@ const productPath = z.object({ productId: ProductIdParam.meta({ description: 'th
 
 const user: ZodOpenApiOperationObject['security'] = [{ bearer: [] }];
 
+const idempotencyKey = z.object({
+  'idempotency-key': IdempotencyKeyHeader.optional().meta({
+    description:
+      'A key the client chooses per order request (a UUID, say), kept SECKILL_IDEMPOTENCY_KEY_TTL_MS (24 h). The ' +
+      'same buyer sending it again, with the same body, gets the same answer: the same orderId (202, with ' +
+      "`Idempotent-Replayed: true` and the order's status now) or the same SOLD_OUT / LIMIT_EXCEEDED, and never " +
+      'takes a second unit, also when the first answer was lost in a crash. A repeat sent while the first is ' +
+      "under way waits for it. Another buyer's key means nothing. The same key with another body: 422.",
+  }),
+});
+const replayed = {
+  'Idempotent-Replayed': {
+    description: 'true when the answer is a repeat answered from the Idempotency-Key',
+    schema: { type: 'string' as const, enum: ['true'] },
+  },
+};
+
 const paths: ZodOpenApiPathsObject = {
   '/api/v1/seckill/orders': {
     post: {
       operationId: 'placeOrder',
       summary: 'Reserve units of a product in the flash sale',
+      description:
+        'Send an `Idempotency-Key` to retry safely: after a timeout or a broken connection, the same request with ' +
+        'the same key is answered with the order it made, if it made one. A buyer whose answer never arrived also ' +
+        'finds the order with GET /api/v1/orders?productId=….',
       security: user,
+      requestParams: { header: idempotencyKey },
       requestBody: { required: true, content: json(PlaceOrderBody) },
       responses: {
-        '202': ok('reserved; MySQL decides it shortly (poll the order)', OrderAccepted),
+        '202': {
+          ...ok('reserved; MySQL decides it shortly (poll the order)', OrderAccepted),
+          headers: {
+            Location: { description: 'the order', schema: { type: 'string' as const } },
+            ...replayed,
+          },
+        },
         '400': badRequest,
         '401': unauthorized,
         '404': problem('PRODUCT_NOT_FOUND'),
@@ -68,6 +105,9 @@ const paths: ZodOpenApiPathsObject = {
         '409': problem('SOLD_OUT, LIMIT_EXCEEDED or SALE_NOT_ACTIVE'),
         '413': problem('the body is larger than 16 KiB'),
         '415': problem('the body is not application/json'),
+        '422': problem(
+          'IDEMPOTENCY_KEY_REUSED: the Idempotency-Key was used for another body (product or quantity)',
+        ),
         '429': limited(
           "DUPLICATE_REQUEST, or RATE_LIMITED: the buyer's or the client address's budget is spent, or the process is taking as many orders as it can",
         ),
@@ -91,6 +131,24 @@ const paths: ZodOpenApiPathsObject = {
         '404': problem('PRODUCT_NOT_FOUND'),
         '409': problem('SALE_NOT_ACTIVE: the window has not opened, or has closed'),
         '429': limited("RATE_LIMITED: the buyer's or the client address's budget is spent"),
+        '503': unavailable,
+      },
+    },
+  },
+  '/api/v1/orders': {
+    get: {
+      operationId: 'myOrders',
+      summary: "The caller's own orders, newest first, a page at a time",
+      description:
+        "How a buyer finds an order whose answer never arrived. `productId` keeps one product's orders; " +
+        '`limit` (1–100, default 20) sizes a page; `cursor` is the `next` of the page before.',
+      security: user,
+      requestParams: { query: MyOrdersQuery },
+      responses: {
+        '200': ok("the caller's orders", BuyerOrders),
+        '400': badRequest,
+        '401': unauthorized,
+        '429': limited("RATE_LIMITED: the buyer's read budget is spent"),
         '503': unavailable,
       },
     },

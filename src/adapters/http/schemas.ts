@@ -1,3 +1,4 @@
+import type { OrderCursor } from '../../application/index.js';
 import { z } from 'zod';
 import { withDefaultLimits } from '../../domain/index.js';
 
@@ -68,3 +69,38 @@ export const ProductIdParam = z
   .regex(/^[1-9][0-9]{0,9}$/, 'productId must be a positive whole number')
   .transform(Number)
   .pipe(z.number().max(MAX_ID, 'productId is too large'));
+
+/** A page of a buyer's orders starts after an order: an opaque base64url cursor of its time and id. */
+export const encodeOrderCursor = (cursor: OrderCursor): string =>
+  Buffer.from(JSON.stringify([cursor.reservedAt, cursor.orderId])).toString('base64url');
+
+const OrderCursorParam = z
+  .string()
+  .max(200)
+  .transform((value, ctx) => {
+    try {
+      const [reservedAt, orderId] = JSON.parse(Buffer.from(value, 'base64url').toString('utf8')) as unknown[];
+      if (
+        typeof reservedAt === 'string' &&
+        !Number.isNaN(Date.parse(reservedAt)) &&
+        typeof orderId === 'string'
+      )
+        return { reservedAt, orderId };
+    } catch {
+      // reported below
+    }
+    ctx.addIssue({ code: 'custom', message: 'cursor must be the `next` of an earlier page' });
+    return z.NEVER;
+  });
+
+/** `GET /api/v1/orders`: the buyer's own orders, of one product or of all, newest first. */
+export const MyOrdersQuery = z.strictObject({
+  productId: ProductIdParam.optional(),
+  limit: z
+    .string()
+    .regex(/^[1-9][0-9]{0,2}$/, 'limit must be a whole number from 1 to 100')
+    .transform(Number)
+    .pipe(z.number().max(100, 'limit must be a whole number from 1 to 100'))
+    .default(20),
+  cursor: OrderCursorParam.optional(),
+});

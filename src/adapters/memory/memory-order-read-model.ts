@@ -1,5 +1,5 @@
 import type { OrderStatus } from '../../domain/index.js';
-import type { OrderReadModel, OrderView, StatusTally } from '../../application/index.js';
+import type { BuyerOrdersQuery, OrderReadModel, OrderView, StatusTally } from '../../application/index.js';
 import { type MemoryDatabase, type MemorySession, sessionOf } from './memory-database.js';
 
 export class MemoryOrderReadModel implements OrderReadModel {
@@ -50,6 +50,23 @@ export class MemoryOrderReadModel implements OrderReadModel {
       .filter((o) => o.status === status && o.updatedAt < updatedBefore)
       .sort((a, b) => a.updatedAt.localeCompare(b.updatedAt));
     return Promise.resolve(found.slice(0, limit));
+  }
+
+  listByBuyer(userId: string, query: BuyerOrdersQuery): Promise<OrderView[]> {
+    const { productId, after, limit } = query;
+    const newestFirst = (a: OrderView, b: OrderView) =>
+      b.reservedAt.localeCompare(a.reservedAt) || b.orderId.localeCompare(a.orderId);
+    const found = this.session
+      .rows('orders')
+      .filter((o) => o.userId === userId && (productId === undefined || o.productId === productId))
+      .filter(
+        (o) =>
+          !after ||
+          o.reservedAt < after.reservedAt ||
+          (o.reservedAt === after.reservedAt && o.orderId < after.orderId),
+      )
+      .sort(newestFirst);
+    return Promise.resolve(found.slice(0, limit).map((o) => ({ ...o })));
   }
 
   tally(productId: number): Promise<StatusTally[]> {

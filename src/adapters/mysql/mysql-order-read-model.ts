@@ -1,5 +1,5 @@
 import type { OrderStatus, ReleaseReason } from '../../domain/index.js';
-import type { OrderReadModel, OrderView, StatusTally } from '../../application/index.js';
+import type { BuyerOrdersQuery, OrderReadModel, OrderView, StatusTally } from '../../application/index.js';
 import { OrderSchema } from './mysql-schema.js';
 import type { MySqlSession } from './mysql-session.js';
 import { fromDateTime, marks, toDateTime } from './mysql-sql.js';
@@ -107,6 +107,30 @@ export class MySqlOrderReadModel implements OrderReadModel {
         await sql.query<OrderRecord[]>(
           `SELECT ${ORDER_COLUMNS} FROM orders WHERE status = ? AND updated_at < ? ORDER BY updated_at LIMIT ?`,
           [status, toDateTime(updatedBefore), limit],
+        )
+      ).map(fromRecord),
+    );
+  }
+
+  /** On the (user_id, product_id) index: a buyer's orders are few, so the sort is of a handful of rows. */
+  listByBuyer(userId: string, query: BuyerOrdersQuery): Promise<OrderView[]> {
+    const { productId, after, limit } = query;
+    const where = ['user_id = ?'];
+    const params: unknown[] = [userId];
+    if (productId !== undefined) {
+      where.push('product_id = ?');
+      params.push(productId);
+    }
+    if (after) {
+      const at = toDateTime(after.reservedAt);
+      where.push('(reserved_at < ? OR (reserved_at = ? AND order_id < ?))');
+      params.push(at, at, after.orderId);
+    }
+    return this.session.run('orders of a buyer', async ({ sql }) =>
+      (
+        await sql.query<OrderRecord[]>(
+          `SELECT ${ORDER_COLUMNS} FROM orders WHERE ${where.join(' AND ')} ORDER BY reserved_at DESC, order_id DESC LIMIT ?`,
+          [...params, limit],
         )
       ).map(fromRecord),
     );

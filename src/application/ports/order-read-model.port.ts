@@ -19,6 +19,17 @@ export type StatusTally = Readonly<{
   units: number;
 }>;
 
+/** Where a page of a buyer's orders starts: after this order, in newest-first order. */
+export type OrderCursor = Readonly<{ reservedAt: string; orderId: string }>;
+
+export type BuyerOrdersQuery = Readonly<{
+  /** only this product's orders; every product's when absent */
+  productId?: number | undefined;
+  /** the last order of the previous page */
+  after?: OrderCursor | undefined;
+  limit: number;
+}>;
+
 export interface OrderReadModel {
   upsert(order: OrderView): Promise<void>;
   /** Several orders at once, each as `upsert` would. */
@@ -36,6 +47,8 @@ export interface OrderReadModel {
   findByStatus(status: OrderStatus, updatedBefore: string, limit: number): Promise<OrderView[]>;
   /** A product's orders counted by status and reason (one query: the live dashboard asks every second). */
   tally(productId: number): Promise<StatusTally[]>;
+  /** A buyer's orders, newest first (by reservation time, then order id), a page at a time. */
+  listByBuyer(userId: string, query: BuyerOrdersQuery): Promise<OrderView[]>;
   /** Every order of a product with one of these statuses. */
   findByProduct(productId: number, statuses: readonly OrderStatus[]): Promise<OrderView[]>;
 }

@@ -1,5 +1,5 @@
 import { assertVisibleTo, ProductNotListed } from '../../domain/index.js';
-import type { Inventory, OrderReadModel, OrderView, StockGate } from '../ports/index.js';
+import type { Inventory, OrderCursor, OrderReadModel, OrderView, StockGate } from '../ports/index.js';
 
 export type ProductView = Readonly<{
   productId: number;
@@ -25,6 +25,23 @@ export class Queries {
     const order = await this.orders.get(orderId);
     assertVisibleTo(order, userId, orderId);
     return order!;
+  }
+
+  /**
+   * A buyer's own orders, newest first, a page at a time: how a buyer finds an order whose answer never
+   * arrived. `next` is where the following page starts; null on the last page.
+   */
+  async myOrders(
+    userId: string,
+    query: Readonly<{ productId?: number | undefined; after?: OrderCursor | undefined; limit: number }>,
+  ): Promise<Readonly<{ orders: OrderView[]; next: OrderCursor | null }>> {
+    // one more than asked tells whether a next page exists
+    const found = await this.orders.listByBuyer(userId, { ...query, limit: query.limit + 1 });
+    const orders = found.slice(0, query.limit);
+    const last = orders[orders.length - 1];
+    const next =
+      found.length > query.limit && last ? { reservedAt: last.reservedAt, orderId: last.orderId } : null;
+    return { orders, next };
   }
 
   /** Stock left as buyers meet it: the gate's view, or MySQL's while the gate is not loaded. */

@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from '@jest/globals';
 import {
   type InboundMessage,
+  type BuyerOrdersQuery,
   type OrderReadModel,
   type OrderView,
   ReconcileStock,
@@ -349,6 +350,10 @@ describe('ReconcileStock', () => {
 
     tally(productId: number): Promise<StatusTally[]> {
       return this.inner.tally(productId);
+    }
+
+    listByBuyer(userId: string, query: BuyerOrdersQuery): Promise<OrderView[]> {
+      return this.inner.listByBuyer(userId, query);
     }
 
     async findByProduct(productId: number, statuses: readonly OrderStatus[]): Promise<OrderView[]> {

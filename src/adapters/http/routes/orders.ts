@@ -5,7 +5,7 @@ import { budget } from '../middleware/admission.js';
 import { authenticate, principalOf } from '../middleware/auth.js';
 import { parse } from '../middleware/input.js';
 import { locals } from '../middleware/tracking.js';
-import { OrderIdParam } from '../schemas.js';
+import { encodeOrderCursor, MyOrdersQuery, OrderIdParam } from '../schemas.js';
 
 const orderBody = (o: OrderView) => ({
   orderId: o.orderId,
@@ -21,6 +21,20 @@ export const ordersRouter = (ctx: RouteContext): express.Router => {
   const user = authenticate(ctx.tokens);
   const reads = budget(ctx.budgets.read, 'reads');
   const writes = budget(ctx.budgets.write, 'payments and cancellations');
+
+  // "my orders": how a buyer finds an order whose 202 never arrived
+  router.get('/orders', user, reads, async (req, res) => {
+    const query = parse(MyOrdersQuery, req.query, 'query');
+    const page = await ctx.queries.myOrders(principalOf(res).userId, {
+      productId: query.productId,
+      after: query.cursor,
+      limit: query.limit,
+    });
+    res.json({
+      orders: page.orders.map((o) => ({ ...orderBody(o), reservedAt: o.reservedAt, updatedAt: o.updatedAt })),
+      next: page.next ? encodeOrderCursor(page.next) : null,
+    });
+  });
 
   router.get('/orders/:orderId', user, reads, async (req, res) => {
     const orderId = parse(OrderIdParam, req.params['orderId'], 'orderId');
