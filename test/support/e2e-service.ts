@@ -56,7 +56,7 @@ export class ApiClient {
     method: string,
     path: string,
     options: { token?: string; json?: unknown; body?: string; headers?: Record<string, string> } = {},
-  ): Promise<Answer> {
+  ): Promise<Answer & { headers: Headers }> {
     const headers: Record<string, string> = { ...options.headers };
     if (options.token) headers['authorization'] = `Bearer ${options.token}`;
     let body: string | undefined = options.body;
@@ -73,7 +73,7 @@ export class ApiClient {
     const contentType = response.headers.get('content-type') ?? '';
     let parsed: Record<string, unknown> = {};
     if (text && contentType.includes('json')) parsed = JSON.parse(text) as Record<string, unknown>;
-    return { status: response.status, contentType, body: parsed };
+    return { status: response.status, contentType, body: parsed, headers: response.headers };
   }
 
   async listProduct(terms: Record<string, unknown>): Promise<number> {
