@@ -206,6 +206,7 @@ export class SeckillService {
     // connections close; then what was committed goes to the broker
     await this.app.placeOrder.settled();
     await this.app.dispatcher.settle();
+    await this.app.relay.recovered();
     await this.worker?.subscriber.stop();
     // beating until the work under way is done: the dashboard shows the instance while it drains
     await this.heartbeat?.stop();
@@ -295,11 +296,18 @@ export class SeckillService {
   private async startWorker(): Promise<void> {
     const worker = this.container.get<WorkerPorts>(WORKER);
     this.worker = worker;
+    // recovery at start: what earlier processes committed and never published is sent now, and again whenever
+    // this worker is given partitions (a worker that died leaves its rows to the ones that take them over)
+    const recover = (reason: string) => void this.app.relay.recoverSoon(reason);
     await Promise.all(
       this.app.consumers.map(({ topic, groupId, handle }) =>
-        worker.subscriber.subscribe({ topic, groupId }, handle),
+        worker.subscriber.subscribe(
+          { topic, groupId, onAssigned: () => recover(`${groupId} partitions assigned`) },
+          handle,
+        ),
       ),
     );
+    recover('worker started');
     for (const job of this.app.jobs) worker.scheduler.schedule(job.name, job.when, job.run);
     await worker.scheduler.start();
   }

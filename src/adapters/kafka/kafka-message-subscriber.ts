@@ -59,7 +59,7 @@ export class KafkaMessageSubscriber implements MessageSubscriber {
   ) {}
 
   async subscribe(
-    spec: Readonly<{ topic: string; groupId: string }>,
+    spec: Readonly<{ topic: string; groupId: string; onAssigned?: (() => void) | undefined }>,
     handler: (messages: readonly InboundMessage[]) => Promise<void>,
   ): Promise<void> {
     const names = this.options.names ?? new KafkaNames();
@@ -84,6 +84,7 @@ export class KafkaMessageSubscriber implements MessageSubscriber {
         { groupId, memberId, assignment: memberAssignment, pid: process.pid },
         'joined consumer group',
       );
+      spec.onAssigned?.();
     });
     await consumer.connect();
     await consumer.subscribe({ topic, fromBeginning: true });

@@ -32,8 +32,9 @@ export const MESSAGE_PUBLISHER = Symbol.for('seckill.MessagePublisher');
  * gets the same messages again later.
  */
 export interface MessageSubscriber {
+  /** `onAssigned`: called each time this member is given its partitions (it joined, or the group rebalanced). */
   subscribe(
-    spec: Readonly<{ topic: string; groupId: string }>,
+    spec: Readonly<{ topic: string; groupId: string; onAssigned?: (() => void) | undefined }>,
     handler: (messages: readonly InboundMessage[]) => Promise<void>,
   ): Promise<void>;
   stop(): Promise<void>;

@@ -16,6 +16,9 @@ export type RelayReport = { published: number; failed: number; dead: number };
 
 /** Re-sends what the broker missed. Consumers are idempotent, so a duplicate is harmless. */
 export class RelayOutbox {
+  private recovering: Promise<void> | null = null;
+  private recoverAgain = false;
+
   constructor(
     private readonly outbox: Outbox,
     private readonly publisher: MessagePublisher,
@@ -57,6 +60,38 @@ export class RelayOutbox {
     }
     await this.publishLevels();
     return report;
+  }
+
+  /**
+   * Recovery at start: a run now, not a relay period later, when a worker starts or is given partitions. The
+   * rows a process that died had committed but not published (older than the pending grace) go out at once,
+   * so their reservations are decided in seconds. Runs one at a time; a call during a run asks for one more.
+   * Never throws: a failed run is logged, and the scheduled relay carries on.
+   */
+  recoverSoon(reason: string): Promise<void> {
+    if (this.recovering) {
+      this.recoverAgain = true;
+      return this.recovering;
+    }
+    this.recovering = (async () => {
+      do {
+        this.recoverAgain = false;
+        try {
+          const report = await this.run();
+          if (report.published + report.failed > 0)
+            this.logger.info({ reason, ...report }, 'outbox recovered: rows left by earlier processes sent');
+        } catch (error) {
+          this.logger.warn({ reason, err: String(error) }, 'outbox recovery failed; the relay tries again');
+        }
+      } while (this.recoverAgain);
+      this.recovering = null;
+    })();
+    return this.recovering;
+  }
+
+  /** Resolves once a recovery under way has ended. */
+  async recovered(): Promise<void> {
+    await this.recovering;
   }
 
   /** Keeps the outbox gauge current: a rising DEAD count is what operators alert on. */

@@ -34,6 +34,35 @@ describe('RelayOutbox', () => {
     expect(app.metrics.total('outbox_published', { topic: Topics.ORDERS_RESERVED })).toBe(2);
   });
 
+  it('recovers at start: a row an earlier process left is sent at once, and calls made during a run share it', async () => {
+    app = await startApp({ relay: { pendingGraceMs: 2_000 } });
+    const productId = await app.listProduct({ stock: 5 });
+    app.publisher.failing = true;
+    const left = await app.mustBuy('alice', productId);
+    await app.drained();
+    app.publisher.failing = false;
+    app.clock.advance(2_001);
+
+    // a worker starting and being given its partitions at about the same time
+    await Promise.all([app.relay.recoverSoon('worker started'), app.relay.recoverSoon('partitions assigned')]);
+    await app.drained();
+
+    expect(await app.order(left)).toMatchObject({ status: 'COMMITTED' });
+    expect(app.metrics.total('outbox_published', { topic: Topics.ORDERS_RESERVED })).toBe(1);
+  });
+
+  it('logs a recovery that failed and does not throw: the scheduled relay carries on', async () => {
+    app = await startApp({ relay: { pendingGraceMs: 2_000 } });
+    const productId = await app.listProduct({ stock: 5 });
+    app.publisher.failing = true;
+    await app.mustBuy('alice', productId);
+    await app.drained();
+    app.clock.advance(2_001);
+
+    await expect(app.relay.recoverSoon('worker started')).resolves.toBeUndefined();
+    expect(app.metrics.total('outbox_published', { topic: Topics.ORDERS_RESERVED })).toBe(0);
+  });
+
   it('re-sends a SENT row nobody consumed after staleSentMs; the duplicate is harmless', async () => {
     app = await startApp({ consumers: false, relay: { pendingGraceMs: 10_000, staleSentMs: 5 * MINUTE } });
     const productId = await app.listProduct({ stock: 5 });
