@@ -26,7 +26,7 @@ const EnvSchema = z.object({
     .regex(/^[A-Za-z0-9_.:-]*$/, 'letters, digits and _ . : - only (no braces: they would break hash tags)')
     .default(''),
   SECKILL_KAFKA_CLIENT_ID: z.string().min(1).default('seckill'),
-  SECKILL_KAFKA_SESSION_TIMEOUT_MS: intFrom(30_000, 1_000),
+  SECKILL_KAFKA_SESSION_TIMEOUT_MS: intFrom(10_000, 1_000),
   SECKILL_KAFKA_REQUEST_TIMEOUT_MS: intFrom(5_000, 100),
   SECKILL_KAFKA_CONCURRENCY: intFrom(2, 1),
   SECKILL_KAFKA_MAX_BYTES_PER_PARTITION: intFrom(1_048_576, 1_024),
