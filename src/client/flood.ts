@@ -1,11 +1,13 @@
+import { randomUUID } from 'node:crypto';
 import { createRequire } from 'node:module';
 import { field, parseJson } from './service-calls.js';
 import { type Accepted, type Buyer, bump, type SimulationOptions } from './simulation.types.js';
 
 // ---- autocannon (v9 ships no type declarations: the part used here, typed locally) ----
 
-type Job = Readonly<{ buyer: number }>;
-type FloodContext = { job?: Job };
+/** One click: a buyer and the Idempotency-Key its order carries (and carries again when it is retried). */
+type Job = Readonly<{ buyer: number; key: string }>;
+type FloodContext = { at?: number };
 type CannonRequest = {
   method?: string;
   path?: string;
@@ -73,10 +75,19 @@ const shuffle = <T>(items: T[]): T[] => {
 
 export type Flood = Readonly<{
   result: CannonResult;
+  /** each click's last answer, by code */
   answers: Record<string, number>;
   accepted: Accepted[];
+  /** clicks answered, retries included */
   answered: number;
+  /** retries sent, and the clicks a retry got an answer for */
+  retries: Readonly<{ sent: number; answered: number }>;
 }>;
+
+/** A click's last answer: its code, and the order when it was accepted. */
+type Outcome = { code: string; orderId?: string };
+
+const RETRY_TIMEOUT_MS = 10_000;
 
 /**
  * With the sale path on, each click first asks for the buyer's path token (as the sale opens, before the
@@ -117,14 +128,17 @@ export const flood = async (
   options: SimulationOptions,
 ): Promise<Flood> => {
   const jobs = shuffle(
-    buyers.flatMap((_, buyer) => Array.from({ length: options.clicks }, () => ({ buyer }))),
+    buyers.flatMap((_, buyer) =>
+      Array.from({ length: options.clicks }, () => ({ buyer, key: randomUUID() })),
+    ),
   );
   const plainBody = JSON.stringify({ productId: target.productId, quantity: 1 });
   const tokens = target.pathToken ? await pathTokens(target, buyers, jobs, options.connections) : null;
-  const answers: Record<string, number> = {};
-  const accepted: Accepted[] = [];
+  const bodyOf = (at: number) =>
+    tokens ? JSON.stringify({ productId: target.productId, quantity: 1, pathToken: tokens[at] }) : plainBody;
+  // dense, not sparse: a click never answered must be seen by flatMap and forEach as a hole of its own
+  const outcomes: Array<Outcome | undefined> = Array.from({ length: jobs.length }, () => undefined);
   let cursor = 0;
-  let answered = 0;
 
   const request: CannonRequest = {
     method: 'POST',
@@ -133,25 +147,22 @@ export const flood = async (
     setupRequest: (req, context) => {
       const at = cursor++ % jobs.length;
       const job = jobs[at] as Job;
-      context.job = job;
+      context.at = at;
       const token = (buyers[job.buyer] as Buyer).token;
       return {
         ...req,
-        headers: { ...req.headers, authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-        body: tokens
-          ? JSON.stringify({ productId: target.productId, quantity: 1, pathToken: tokens[at] })
-          : plainBody,
+        headers: {
+          ...req.headers,
+          authorization: `Bearer ${token}`,
+          'content-type': 'application/json',
+          'idempotency-key': job.key,
+        },
+        body: bodyOf(at),
       };
     },
     // one connection has one request in flight (no pipelining), so the context still holds its job
     onResponse: (status, text, context) => {
-      answered++;
-      const parsed = parseJson(text);
-      const code = codeOf(status, parsed);
-      bump(answers, code);
-      const orderId = field(parsed, 'orderId');
-      if (code === 'ACCEPTED' && typeof orderId === 'string' && context.job)
-        accepted.push({ orderId, buyer: context.job.buyer });
+      if (context.at !== undefined) outcomes[context.at] = outcomeOf(status, text);
     },
   };
 
@@ -178,10 +189,78 @@ export const flood = async (
       timer = setTimeout(() => reject(new Error(`the flood did not stop within ${timeoutMs} ms`)), 5_000);
     }, timeoutMs);
   });
+  let result: CannonResult;
   try {
-    const result = await Promise.race([run, deadline]);
-    return { result, answers, accepted, answered };
+    result = await Promise.race([run, deadline]);
   } finally {
     clearTimeout(timer);
   }
+  const retries = await retryUnanswered(
+    { url: `${target.url}${target.pathPrefix}/api/v1/seckill/orders`, connections: options.connections },
+    jobs.map((job, at) => ({ token: (buyers[job.buyer] as Buyer).token, key: job.key, body: bodyOf(at) })),
+    outcomes,
+  );
+  const answers: Record<string, number> = {};
+  const accepted: Accepted[] = [];
+  outcomes.forEach((outcome, at) => {
+    if (!outcome) return;
+    bump(answers, outcome.code);
+    if (outcome.orderId !== undefined)
+      accepted.push({ orderId: outcome.orderId, buyer: (jobs[at] as Job).buyer });
+  });
+  return { result, answers, accepted, answered: outcomes.filter(Boolean).length, retries };
+};
+
+const outcomeOf = (status: number, text: string): Outcome => {
+  const parsed = parseJson(text);
+  const code = codeOf(status, parsed);
+  const orderId = field(parsed, 'orderId');
+  return code === 'ACCEPTED' && typeof orderId === 'string' ? { code, orderId } : { code };
+};
+
+/** Worth another try with the same key: no answer (a timeout, a cut connection) or a 503. */
+const retryable = (outcome: Outcome | undefined): boolean => !outcome || outcome.code === 'UNAVAILABLE';
+
+/**
+ * What a buyer's app does after a timeout or a 503: the same order again, with the same Idempotency-Key, so a
+ * reservation the lost answer was about is answered again and never made twice. Up to 3 tries a click, a
+ * second apart (a 503's Retry-After), `connections` at a time.
+ */
+const retryUnanswered = async (
+  target: Readonly<{ url: string; connections: number }>,
+  calls: ReadonlyArray<Readonly<{ token: string; key: string; body: string }>>,
+  outcomes: Array<Outcome | undefined>,
+): Promise<Readonly<{ sent: number; answered: number }>> => {
+  const due = outcomes.flatMap((outcome, at) => (retryable(outcome) ? [at] : []));
+  let sent = 0;
+  let answered = 0;
+  let next = 0;
+  const lane = async () => {
+    while (next < due.length) {
+      const at = due[next++] as number;
+      const call = calls[at]!;
+      for (let attempt = 0; attempt < 3 && retryable(outcomes[at]); attempt++) {
+        if (attempt > 0 || outcomes[at]) await new Promise((resolve) => setTimeout(resolve, 1_000));
+        sent++;
+        try {
+          const answer = await fetch(target.url, {
+            method: 'POST',
+            headers: {
+              authorization: `Bearer ${call.token}`,
+              'content-type': 'application/json',
+              'idempotency-key': call.key,
+            },
+            body: call.body,
+            signal: AbortSignal.timeout(RETRY_TIMEOUT_MS),
+          });
+          outcomes[at] = outcomeOf(answer.status, await answer.text());
+        } catch {
+          // no answer again: the next attempt, if any
+        }
+      }
+      if (outcomes[at]) answered++;
+    }
+  };
+  await Promise.all(Array.from({ length: Math.max(1, Math.min(target.connections, due.length)) }, lane));
+  return { sent, answered };
 };

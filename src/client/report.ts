@@ -59,6 +59,10 @@ export const render = (r: SimulationReport): string => {
       'answered',
       `${q.answered} (${q.unanswered} unanswered) in ${q.durationSeconds.toFixed(2)} s → ${q.perSecond} req/s`,
     ],
+    [
+      'retried',
+      `${q.retried.sent} with their Idempotency-Key (after a timeout or a 503), ${q.retried.answered} of those clicks answered`,
+    ],
     ['latency', `p50 ${q.latencyMs.p50} ms, p99 ${q.latencyMs.p99} ms, max ${q.latencyMs.max} ms`],
     ['accepted', String(r.accepted)],
     ['rejected', counts(r.rejected)],

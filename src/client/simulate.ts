@@ -91,6 +91,7 @@ export const runSimulation = async (options: SimulationOptions): Promise<Simulat
       planned,
       answered: f.answered,
       unanswered: planned - f.answered,
+      retried: f.retries,
       durationSeconds: seconds,
       perSecond: seconds > 0 ? Math.round(f.result.requests.total / seconds) : 0,
       latencyMs: {

@@ -40,8 +40,10 @@ export type SimulationReport = Readonly<{
   requests: Readonly<{
     planned: number;
     answered: number;
-    /** sent but never answered (timeouts, broken connections) */
+    /** sent but never answered (timeouts, broken connections), retries included */
     unanswered: number;
+    /** clicks unanswered or answered 503, sent again with the same Idempotency-Key (up to 3 times each) */
+    retried: Readonly<{ sent: number; answered: number }>;
     durationSeconds: number;
     perSecond: number;
     latencyMs: Readonly<{ p50: number; p99: number; max: number; average: number }>;

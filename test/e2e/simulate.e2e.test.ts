@@ -4,6 +4,7 @@ import { createLogger } from '../../src/infrastructure/logger.js';
 import { SeckillService } from '../../src/infrastructure/service.js';
 import { runSimulation } from '../../src/client/simulate.js';
 import { ONE_MACHINE } from '../support/e2e-service.js';
+import { FaultyOrderProxy } from '../support/faulty-proxy.js';
 
 const BUYERS = 500;
 const STOCK = 50;
@@ -75,5 +76,39 @@ describe('seckill simulate against the memory profile', () => {
         quiet: true,
       }),
     ).rejects.toThrow(/no seckill service answers at http:\/\/127\.0\.0\.1:1/);
+  });
+  it('retries by Idempotency-Key the orders whose answer was a 503 or never came, and still sells exactly the stock', async () => {
+    const proxy = await new FaultyOrderProxy(service.url).start();
+    try {
+      const report = await runSimulation({
+        url: proxy.url,
+        secret: service.config.jwtSecret,
+        buyers: 300,
+        stock: 30,
+        perUserLimit: 1,
+        clicks: 2,
+        connections: 16,
+        quiet: true,
+      });
+
+      expect(proxy.troubled.refused).toBeGreaterThan(0);
+      expect(proxy.troubled.dropped).toBeGreaterThan(0);
+      // each troubled click was sent again with its key and answered: none is left at 503 or unanswered
+      expect(report.requests.retried).toEqual({
+        sent: proxy.troubled.refused + proxy.troubled.dropped,
+        answered: proxy.troubled.refused + proxy.troubled.dropped,
+      });
+      expect(report.requests.answered).toBe(600);
+      expect(report.answers['UNAVAILABLE'] ?? 0).toBe(0);
+      // a retry whose first try used its path token up is answered from its key, not refused for the token
+      expect(report.answers['PATH_TOKEN_INVALID'] ?? 0).toBe(0);
+      expect(report.sold).toBe(30);
+      expect(report.oversold).toBe(0);
+      expect(report.buyersOverLimit).toBe(0);
+      expect(report.audit).toMatchObject({ ok: true, violations: 0 });
+      expect(report.ok).toBe(true);
+    } finally {
+      await proxy.stop();
+    }
   });
 });

@@ -44,7 +44,10 @@ describe('RelayOutbox', () => {
     app.clock.advance(2_001);
 
     // a worker starting and being given its partitions at about the same time
-    await Promise.all([app.relay.recoverSoon('worker started'), app.relay.recoverSoon('partitions assigned')]);
+    await Promise.all([
+      app.relay.recoverSoon('worker started'),
+      app.relay.recoverSoon('partitions assigned'),
+    ]);
     await app.drained();
 
     expect(await app.order(left)).toMatchObject({ status: 'COMMITTED' });
