@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { ApiClient, Answer } from './e2e-service.js';
 import { inParallel } from './e2e-service.js';
 
@@ -19,8 +20,10 @@ export type FloodResult = Readonly<{
   answers: ReadonlyArray<{ buyer: number; answer: Answer }>;
   accepted: ReadonlyArray<{ buyer: number; orderId: string }>;
   codes: ReadonlyMap<string, number>;
-  /** answers other than 202 and the expected rejections */
+  /** answers other than 202 and the expected rejections, after the retries */
   unexpected: readonly string[];
+  /** 503s and broken connections sent again with their Idempotency-Key, as a buyer's app does */
+  retried: number;
   /** reads back every accepted order */
   decide: () => Promise<{ sold: number; undecided: number; maxUnitsPerBuyer: number }>;
 }>;
@@ -37,7 +40,13 @@ const shuffled = <T>(items: T[], seed: number): T[] => {
   return items;
 };
 
-/** Buyers race for one product over HTTP, some clicking more than once; every answer is kept. */
+const RETRIES = 3;
+
+/**
+ * Buyers race for one product over HTTP, some clicking more than once; every answer is kept. Each click
+ * carries an Idempotency-Key of its own, and a click answered 503 (or cut off) is sent again with it, a
+ * second later, up to 3 times, as a buyer's app retries: the answer kept is the last one.
+ */
 export const runFlood = async (api: ApiClient, options: FloodOptions): Promise<FloodResult> => {
   const tokens = await Promise.all(
     Array.from({ length: options.buyers }, (_, i) => api.token(`${options.buyerPrefix ?? 'buyer'}-${i}`)),
@@ -48,12 +57,29 @@ export const runFlood = async (api: ApiClient, options: FloodOptions): Promise<F
     for (let c = 0; c <= extra; c++) clicks.push(buyer);
   });
   let answered = 0;
-  const answers = await inParallel(
-    shuffled(clicks, options.seed).map((buyer) => async () => {
-      const answer = await api.request('POST', '/api/v1/seckill/orders', {
+  let retried = 0;
+  const click = async (buyer: number): Promise<Answer> => {
+    const send = () =>
+      api.request('POST', '/api/v1/seckill/orders', {
         token: tokens[buyer]!,
         json: { productId: options.productId, quantity: 1 },
+        headers: { 'idempotency-key': key },
       });
+    const key = randomUUID();
+    for (let attempt = 0; ; attempt++) {
+      const last = attempt === RETRIES;
+      const answer = await send().catch((error: unknown) => {
+        if (last) throw error;
+        return null;
+      });
+      if (answer && (answer.status !== 503 || last)) return answer;
+      retried += 1;
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+    }
+  };
+  const answers = await inParallel(
+    shuffled(clicks, options.seed).map((buyer) => async () => {
+      const answer = await click(buyer);
       answered += 1;
       if (options.midway && answered === options.midway.after) await options.midway.action();
       return { buyer, answer };
@@ -90,5 +116,5 @@ export const runFlood = async (api: ApiClient, options: FloodOptions): Promise<F
     }
     return { sold, undecided, maxUnitsPerBuyer: Math.max(0, ...units.values()) };
   };
-  return { answers, accepted, codes, unexpected, decide };
+  return { answers, accepted, codes, unexpected, retried, decide };
 };
