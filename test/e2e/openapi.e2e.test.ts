@@ -83,6 +83,37 @@ describe('the OpenAPI document', () => {
     );
   });
 
+  it("documents the Idempotency-Key of an order, its replay header, and the buyer's own orders", () => {
+    const placeOrder = doc.paths['/api/v1/seckill/orders']!['post']! as unknown as {
+      parameters: Array<{ in: string; name: string; required?: boolean; schema: { pattern?: string } }>;
+      responses: Record<string, { headers?: Record<string, unknown> }>;
+    };
+    expect(placeOrder.parameters).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({
+          in: 'header',
+          name: 'Idempotency-Key',
+          schema: expect.objectContaining({ pattern: expect.any(String) }),
+        }),
+      ]),
+    );
+    // optional: an order without a key is taken as before
+    expect(placeOrder.parameters.find((p) => p.name === 'Idempotency-Key')?.required).not.toBe(true);
+    expect(Object.keys(placeOrder.responses['202']!.headers ?? {})).toEqual(
+      expect.arrayContaining(['Location', 'Idempotent-Replayed']),
+    );
+    const mine = doc.paths['/api/v1/orders']!['get']! as unknown as {
+      parameters: Array<{ in: string; name: string }>;
+      responses: Record<string, unknown>;
+    };
+    expect(mine.parameters.map((p) => `${p.in}:${p.name}`).sort()).toEqual([
+      'query:cursor',
+      'query:limit',
+      'query:productId',
+    ]);
+    expect(Object.keys(mine.responses)).toEqual(expect.arrayContaining(['200', '400', '401']));
+  });
+
   it('is viewable at /docs in Swagger UI, which loads this document', async () => {
     const page = await fetch(`${service.url}/docs/`);
     expect(page.status).toBe(200);

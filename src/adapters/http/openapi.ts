@@ -19,7 +19,7 @@ import {
   SaleFigures,
 } from './openapi-answers.js';
 import {
-  IdempotencyKeyHeader,
+  IDEMPOTENCY_KEY,
   ListProductBody,
   MyOrdersQuery,
   OrderIdParam,
@@ -60,14 +60,18 @@ const productPath = z.object({ productId: ProductIdParam.meta({ description: 'th
 const user: ZodOpenApiOperationObject['security'] = [{ bearer: [] }];
 
 const idempotencyKey = z.object({
-  'idempotency-key': IdempotencyKeyHeader.optional().meta({
-    description:
-      'A key the client chooses per order request (a UUID, say), kept SECKILL_IDEMPOTENCY_KEY_TTL_MS (24 h). The ' +
-      'same buyer sending it again, with the same body, gets the same answer: the same orderId (202, with ' +
-      "`Idempotent-Replayed: true` and the order's status now) or the same SOLD_OUT / LIMIT_EXCEEDED, and never " +
-      'takes a second unit, also when the first answer was lost in a crash. A repeat sent while the first is ' +
-      "under way waits for it. Another buyer's key means nothing. The same key with another body: 422.",
-  }),
+  'Idempotency-Key': z
+    .string()
+    .regex(IDEMPOTENCY_KEY)
+    .optional()
+    .meta({
+      description:
+        'A key the client chooses per order request (a UUID, say), kept SECKILL_IDEMPOTENCY_KEY_TTL_MS (24 h). The ' +
+        'same buyer sending it again, with the same body, gets the same answer: the same orderId (202, with ' +
+        "`Idempotent-Replayed: true` and the order's status now) or the same SOLD_OUT / LIMIT_EXCEEDED, and never " +
+        'takes a second unit, also when the first answer was lost in a crash. A repeat sent while the first is ' +
+        "under way waits for it. Another buyer's key means nothing. The same key with another body: 422.",
+    }),
 });
 const replayed = {
   'Idempotent-Replayed': {

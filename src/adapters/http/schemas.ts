@@ -8,6 +8,7 @@ const MAX_ID = 2_147_483_647;
  * An order request's `Idempotency-Key` header: 1 to 128 printable characters with no space, quotes or
  * comma (a UUID, a ULID, base64url); the quoted form of the IETF draft (`"…"`) is read too.
  */
+export const IDEMPOTENCY_KEY = /^[\x21\x23-\x2b\x2d-\x7e]{1,128}$/;
 export const IdempotencyKeyHeader = z
   .string()
   .transform((value) =>
@@ -17,7 +18,7 @@ export const IdempotencyKeyHeader = z
     z
       .string()
       .regex(
-        /^[\x21\x23-\x2b\x2d-\x7e]{1,128}$/,
+        IDEMPOTENCY_KEY,
         'Idempotency-Key must be 1 to 128 printable ASCII characters, with no space, quote or comma',
       ),
   );
