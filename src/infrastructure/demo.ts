@@ -32,8 +32,9 @@ export const demoBanner = (config: Config, url: string, productId: number): stri
   `Get a token, ask for the sale path token (single use, ${config.pathTokenTtlMs / 1000} s), and buy with it:`,
   '  TOKEN=$(npx seckill token --user 7)',
   `  PATH_TOKEN=$(curl -s -X POST ${url}/api/v1/seckill/products/${productId}/path -H "Authorization: Bearer $TOKEN" | sed 's/.*"pathToken":"\\([^"]*\\)".*/\\1/')`,
-  `  curl -s -X POST ${url}/api/v1/seckill/orders -H "Authorization: Bearer $TOKEN" \\`,
+  `  curl -s -X POST ${url}/api/v1/seckill/orders -H "Authorization: Bearer $TOKEN" -H "Idempotency-Key: $(node -e 'console.log(crypto.randomUUID())')" \\`,
   `       -H 'Content-Type: application/json' -d '{"productId":${productId},"quantity":1,"pathToken":"'$PATH_TOKEN'"}'`,
   `  curl -s ${url}/api/v1/products/${productId}`,
+  `  curl -s '${url}/api/v1/orders?productId=${productId}' -H "Authorization: Bearer $TOKEN"   # your orders`,
   '',
 ];

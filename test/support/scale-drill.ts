@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { ApiClient } from './e2e-service.js';
 
 /**
@@ -47,6 +48,8 @@ export type DrillRun = Readonly<{
   faultAt: number;
   answers: DrillAnswer[];
   orders: DrillOrder[];
+  /** order clicks sent again with their Idempotency-Key after no answer or a 5xx */
+  orderRetries: number;
 }>;
 
 /** mulberry32: a small seeded generator, so that a failed drill can be run again as it was. */
@@ -68,6 +71,7 @@ const DECIDED = new Set(['COMMITTED', 'PAID', 'RELEASED']);
 class Buyers {
   readonly answers: DrillAnswer[] = [];
   readonly orders: DrillOrder[] = [];
+  retries = 0;
   private readonly api: ApiClient;
   private readonly tokens = new Map<string, Promise<string>>();
 
@@ -92,8 +96,9 @@ class Buyers {
     buyer: string,
     method: string,
     path: string,
-    json?: unknown,
+    send: Readonly<{ json?: unknown; headers?: Record<string, string> }> = {},
   ): Promise<{ status: Outcome; body: Record<string, unknown> }> {
+    const { json, headers } = send;
     let status: Outcome = 'no answer';
     let body: Record<string, unknown> = {};
     const sent = Date.now();
@@ -101,6 +106,7 @@ class Buyers {
       const answer = await this.api.request(method, path, {
         token: await this.token(buyer),
         ...(json === undefined ? {} : { json }),
+        ...(headers ? { headers } : {}),
       });
       ({ status, body } = answer);
     } catch (error) {
@@ -113,11 +119,19 @@ class Buyers {
     return { status, body };
   }
 
+  /**
+   * One click, with an Idempotency-Key of its own: cut off or answered 5xx, the buyer's app sends it again with
+   * the key, half a second later, up to 3 times (every try is in the answers).
+   */
   private async click(buyer: string, productId: number): Promise<DrillOrder | null> {
-    const { status, body } = await this.call('order', buyer, 'POST', '/api/v1/seckill/orders', {
-      productId,
-      quantity: 1,
-    });
+    const key = randomUUID();
+    let answer = await this.order(buyer, productId, key);
+    for (let retry = 0; retry < 3 && (answer.status === 'no answer' || answer.status >= 500); retry++) {
+      this.retries += 1;
+      await sleep(500);
+      answer = await this.order(buyer, productId, key);
+    }
+    const { status, body } = answer;
     if (status !== 202) return null;
     const order = {
       orderId: String(body['orderId']),
@@ -128,6 +142,13 @@ class Buyers {
     };
     this.orders.push(order);
     return order;
+  }
+
+  private order(buyer: string, productId: number, key: string) {
+    return this.call('order', buyer, 'POST', '/api/v1/seckill/orders', {
+      json: { productId, quantity: 1 },
+      headers: { 'idempotency-key': key },
+    });
   }
 
   /** Reads the order until the pipeline has decided it (a read the fault cuts is tried again). */
@@ -189,7 +210,13 @@ export const runDrill = async (options: DrillOptions): Promise<DrillRun> => {
     sessions.push(buyers.session(i, deadline));
   }
   await Promise.all([fault, ...sessions]);
-  return { startedAt, faultAt, answers: buyers.answers, orders: buyers.orders };
+  return {
+    startedAt,
+    faultAt,
+    answers: buyers.answers,
+    orders: buyers.orders,
+    orderRetries: buyers.retries,
+  };
 };
 
 const failed = (a: DrillAnswer) => a.status === 'no answer' || a.status >= 500;
@@ -215,6 +242,8 @@ export type DrillReport = Readonly<{
   /** answers 5xx or none at all, from the fault on */
   failedAfterFault: number;
   failedByStatus: Record<string, number>;
+  /** order clicks sent again with their Idempotency-Key (after no answer or a 5xx) */
+  orderRetries: number;
   /** the longest a buyer waited for an answer from the fault on, by request */
   slowestAnswerAfterFaultMs: Record<string, number>;
   /**
@@ -258,6 +287,7 @@ export const drillReport = (
     outcomes,
     failedAfterFault: failures.length,
     failedByStatus,
+    orderRetries: run.orderRetries,
     slowestAnswerAfterFaultMs: slowestByRequest(afterFault),
     gateDrift,
     answersRecoveredMs: lastFailure - run.faultAt,
@@ -279,7 +309,7 @@ export const renderReport = (r: DrillReport): string =>
     `  outcomes        ${Object.entries(r.outcomes)
       .map(([k, v]) => `${k} ${v}`)
       .join(', ')}`,
-    `  5xx or no answer from the fault on: ${r.failedAfterFault} ${JSON.stringify(r.failedByStatus)}`,
+    `  5xx or no answer from the fault on: ${r.failedAfterFault} ${JSON.stringify(r.failedByStatus)}; ${r.orderRetries} order click(s) sent again with their Idempotency-Key`,
     `  slowest answer from the fault on (ms): ${Object.entries(r.slowestAnswerAfterFaultMs)
       .map(([k, v]) => `${k} ${v}`)
       .join(', ')}`,

@@ -150,28 +150,49 @@ export class PlaceOrder {
   }
 
   async execute(cmd: PlaceOrderCommand): Promise<PlaceOrderResult> {
+    const checked = await this.check(cmd);
+    if ('ok' in checked) return checked;
+    const handle = await this.admit(cmd, checked.requirePathToken);
+    if (!handle.ok) return handle.rejection;
+    try {
+      return await this.reserve(cmd, checked.perUserLimit, handle.replayOnly ?? checked.replayOnly);
+    } finally {
+      await this.release(handle.lock);
+    }
+  }
+
+  /**
+   * The checks made in process, in order of cost. The sold-out flag first: once a product is gone, its flood
+   * costs no Redis call at all. Then the product's terms, kept in process (unknown ids too), and the sale
+   * window. A request whose key holds an answer is answered from it although the flag or the window would
+   * turn it away now: its first try's answer may never have arrived (the window, unlike the flag, is
+   * authoritative, so past it the request is answered from the key alone).
+   */
+  private async check(
+    cmd: PlaceOrderCommand,
+  ): Promise<
+    | PlaceOrderResult
+    | Readonly<{ requirePathToken: boolean; perUserLimit: number; replayOnly: PlaceOrderResult | null }>
+  > {
     const { catalog, soldOut, clock } = this.deps;
     assertOrderQuantity(cmd.quantity);
-    // In order of cost. The sold-out flag first: once a product is gone, its flood costs no Redis call at
-    // all. Then the product's terms, kept in process (unknown ids too).
     if (soldOut.isSoldOut(cmd.productId) && !(await this.keyHoldsAnswer(cmd)))
       return soldOutRejection(cmd.productId);
     const terms = await catalog.terms(cmd.productId);
     if (!terms) return rejected('PRODUCT_NOT_FOUND', `product ${cmd.productId} does not exist`);
     const rule = purchaseRejection(terms, cmd.quantity, clock.now());
-    if (rule) return rejected(rule.code, rule.detail);
+    const refused = rule ? rejected(rule.code, rule.detail) : null;
+    if (refused && !(await this.keyHoldsAnswer(cmd))) return refused;
     if (terms.requirePathToken && cmd.pathToken === undefined)
       return rejected(
         'PATH_TOKEN_REQUIRED',
         `product ${cmd.productId} takes orders with a path token: POST /api/v1/seckill/products/${cmd.productId}/path`,
       );
-    const handle = await this.admit(cmd, terms.requirePathToken);
-    if (!handle.ok) return handle.rejection;
-    try {
-      return await this.reserve(cmd, terms.perUserLimit, handle.replayOnly);
-    } finally {
-      await this.release(handle.lock);
-    }
+    return {
+      requirePathToken: terms.requirePathToken,
+      perUserLimit: terms.perUserLimit,
+      replayOnly: refused,
+    };
   }
 
   /**

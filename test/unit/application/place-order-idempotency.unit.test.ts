@@ -175,6 +175,23 @@ describe('PlaceOrder with an Idempotency-Key', () => {
     });
   });
 
+  it('answers a repeat from its key after the sale window has closed; a new request is refused', async () => {
+    const { listProduct, clock, gate } = await start({ consumers: false });
+    const closes = new Date(Date.parse(clock.now()) + 60_000).toISOString();
+    const productId = await listProduct({ stock: 5, perUserLimit: 2, saleEndsAt: closes });
+    const first = await order('alice', productId, 'k-1');
+
+    clock.advance(120_000);
+
+    expect(await order('alice', productId, 'k-1')).toMatchObject({
+      ok: true,
+      orderId: first.ok ? first.orderId : '',
+      replayed: true,
+    });
+    expect(await order('alice', productId, 'k-2')).toMatchObject({ ok: false, code: 'SALE_NOT_ACTIVE' });
+    expect(await gate.stockLeft(productId)).toBe(4);
+  });
+
   it('forgets a key once its time to live has passed', async () => {
     const { listProduct, clock } = await start({ consumers: false });
     const productId = await listProduct({ stock: 5, perUserLimit: 2 });
