@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { SeckillService } from '../../src/infrastructure/service.js';
-import { expectBooksAgree } from '../support/books.js';
+import { expectBooksAgree, reconcileUntilGateAgrees } from '../support/books.js';
 import { eventually } from '../support/contract-helpers.js';
 import { ApiClient, inParallel } from '../support/e2e-service.js';
 import { startService, type WorkerProcess } from '../support/processes.js';
@@ -109,26 +109,7 @@ describe('drill: the API killed with SIGKILL in the middle of its group commits'
     expect(orders.map((o) => o['status'])).toEqual(answered.map(() => 'COMMITTED'));
 
     // units the gate held for reservations that died before their commit are given back by reconciliation
-    const reconcile = async () =>
-      (
-        await client.request('POST', '/api/v1/admin/reconciliations', {
-          token: await client.token('root', 'admin'),
-        })
-      ).body;
-    await eventually(
-      async () => {
-        await reconcile();
-        const report = await client.request('GET', '/api/v1/admin/audit', {
-          token: await client.token('auditor', 'admin'),
-        });
-        const line = (report.body['products'] as Array<Record<string, unknown>>).find(
-          (p) => p['productId'] === productId,
-        );
-        expect(line?.['gateStock']).toBe(line?.['mysqlStock']);
-      },
-      20_000,
-      400,
-    );
+    await reconcileUntilGateAgrees(client, productId);
     const report = await expectBooksAgree(client, [productId]);
     const line = report.products.find((p) => p.productId === productId)!;
     expect(line.sold).toBeGreaterThanOrEqual(answered.length);

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import type { SeckillService } from '../../src/infrastructure/service.js';
-import { expectBooksAgree } from '../support/books.js';
+import { expectBooksAgree, reconcileUntilGateAgrees } from '../support/books.js';
 import { eventually } from '../support/contract-helpers.js';
 import { ApiClient, inParallel } from '../support/e2e-service.js';
 import { myOrders, orderWithAnswerDropped, orderWithKey } from '../support/idempotency.js';
@@ -65,24 +65,6 @@ describe('drill: the service killed mid-sale and restarted, with buyers retrying
       );
     return Number(rows[0]!.n);
   };
-
-  const reconcileUntilGateAgrees = async (productId: number) =>
-    eventually(
-      async () => {
-        await client.request('POST', '/api/v1/admin/reconciliations', {
-          token: await client.token('root', 'admin'),
-        });
-        const report = await client.request('GET', '/api/v1/admin/audit', {
-          token: await client.token('auditor', 'admin'),
-        });
-        const line = (report.body['products'] as Array<Record<string, unknown>>).find(
-          (p) => p['productId'] === productId,
-        );
-        expect(line?.['gateStock']).toBe(line?.['mysqlStock']);
-      },
-      30_000,
-      400,
-    );
 
   beforeAll(async () => {
     stack = await createRealStack({ SECKILL_RECONCILE_SETTLE_MS: '300' });
@@ -194,7 +176,7 @@ describe('drill: the service killed mid-sale and restarted, with buyers retrying
     }
 
     await eventually(async () => expect(await undecided(productId)).toBe(0), 30_000, 50);
-    await reconcileUntilGateAgrees(productId);
+    await reconcileUntilGateAgrees(client, productId, 30_000);
     const books = await expectBooksAgree(client, [productId]);
     const line = books.products.find((p) => p.productId === productId)!;
     expect(line.sold + (line.mysqlStock ?? 0)).toBe(STOCK);
@@ -226,7 +208,7 @@ describe('drill: the service killed mid-sale and restarted, with buyers retrying
     expect(mine.orders.map((o) => o['orderId'])).toEqual([retry.body['orderId']]);
     expect((await client.request('GET', `/api/v1/products/${productId}`)).body['stockLeft']).toBe(9);
     await eventually(async () => expect(await undecided(productId)).toBe(0), 20_000, 50);
-    await reconcileUntilGateAgrees(productId);
+    await reconcileUntilGateAgrees(client, productId, 30_000);
     const books = await expectBooksAgree(client, [productId]);
     expect(books.products.find((p) => p.productId === productId)).toMatchObject({ sold: 1, mysqlStock: 9 });
   }, 120_000);

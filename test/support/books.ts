@@ -1,4 +1,5 @@
 import { expect } from '@jest/globals';
+import { eventually } from './contract-helpers.js';
 import type { ApiClient } from './e2e-service.js';
 import type { TestDatabase } from './mysql-database.js';
 
@@ -22,6 +23,21 @@ export type AuditReport = {
 export const auditOf = async (api: ApiClient): Promise<AuditReport> =>
   (await api.request('GET', '/api/v1/admin/audit', { token: await api.token('auditor', 'admin') }))
     .body as AuditReport;
+
+/**
+ * Runs reconciliation (over HTTP) until the gate shows what MySQL shows for the product: it gives back, after
+ * two readings, the units the gate held for reservations that died before MySQL.
+ */
+export const reconcileUntilGateAgrees = (api: ApiClient, productId: number, timeoutMs = 20_000) =>
+  eventually(
+    async () => {
+      await api.request('POST', '/api/v1/admin/reconciliations', { token: await api.token('root', 'admin') });
+      const line = (await auditOf(api)).products.find((p) => p.productId === productId);
+      expect(line?.gateStock).toBe(line?.mysqlStock);
+    },
+    timeoutMs,
+    400,
+  );
 
 /**
  * After a drill, once the pipeline has drained: the audit is clean, nothing is left undecided, and for each
