@@ -1,9 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { SeckillService } from '../../src/infrastructure/service.js';
 import { expectBooksAgree, reconcileUntilGateAgrees } from '../support/books.js';
-import { eventually } from '../support/contract-helpers.js';
 import { ApiClient, inParallel } from '../support/e2e-service.js';
-import { startService, type WorkerProcess } from '../support/processes.js';
+import { listeningUrl, startService, type WorkerProcess } from '../support/processes.js';
 import { createRealStack, type RealStack, TEST_SECRET } from '../support/real-stack.js';
 import { drained } from '../support/drained.js';
 
@@ -51,16 +50,7 @@ describe('drill: the API killed with SIGKILL in the middle of its group commits'
     // batches wait a little for company, so that at any moment some buyers are waiting for a commit
     victim = startService('serve', { ...stack.env, SECKILL_GROUP_COMMIT_WAIT_MS: '20' });
     const proc = victim;
-    let url = '';
-    await eventually(
-      () => {
-        const line = proc.lines.find((l) => l['msg'] === 'seckill API listening');
-        expect(line).toBeDefined();
-        url = String(line!['url']);
-      },
-      30_000,
-      20,
-    );
+    const url = await listeningUrl(proc);
     const buyers = new ApiClient(url, TEST_SECRET);
 
     let accepted = 0;

@@ -5,7 +5,7 @@ import { expectBooksAgree, reconcileUntilGateAgrees } from '../support/books.js'
 import { eventually } from '../support/contract-helpers.js';
 import { ApiClient, inParallel } from '../support/e2e-service.js';
 import { myOrders, orderWithAnswerDropped, orderWithKey } from '../support/idempotency.js';
-import { startService, type WorkerProcess } from '../support/processes.js';
+import { listeningUrl, startService, type WorkerProcess } from '../support/processes.js';
 import { createRealStack, type RealStack, TEST_SECRET } from '../support/real-stack.js';
 
 const STOCK = 300;
@@ -36,16 +36,7 @@ describe('drill: the service killed mid-sale and restarted, with buyers retrying
   const startVictim = async (env: Record<string, string> = {}) => {
     const proc = startService('all', { ...stack.env, ...env });
     victims.push(proc);
-    let url = '';
-    await eventually(
-      () => {
-        const line = proc.lines.find((l) => l['msg'] === 'seckill API listening');
-        expect(line).toBeDefined();
-        url = String(line!['url']);
-      },
-      30_000,
-      20,
-    );
+    const url = await listeningUrl(proc);
     return { proc, url, api: new ApiClient(url, TEST_SECRET) };
   };
 

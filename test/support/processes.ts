@@ -1,5 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
+import { expect } from '@jest/globals';
+import { eventually } from './contract-helpers.js';
 
 export type LogLine = Record<string, unknown>;
 export type WorkerProcess = Readonly<{ child: ChildProcess; lines: LogLine[]; stop: () => Promise<void> }>;
@@ -38,6 +40,21 @@ export const startService = (
       await done;
     },
   };
+};
+
+/** The URL a `seckill serve` or `seckill all` process prints once its API listens (waits for it, 30 s at most). */
+export const listeningUrl = async (proc: WorkerProcess): Promise<string> => {
+  let url = '';
+  await eventually(
+    () => {
+      const line = proc.lines.find((l) => l['msg'] === 'seckill API listening');
+      expect(line).toBeDefined();
+      url = String(line!['url']);
+    },
+    30_000,
+    20,
+  );
+  return url;
 };
 
 /** A Redis server of the test's own, which the test may kill and start again empty. */
