@@ -1,18 +1,15 @@
 /**
  * `npm run bench:gate`: how many gate reservations per second the Redis adapter gets through, next to
  * redis-benchmark running the very same Lua script by EVALSHA against the same server in the same run; and
- * the Redis part of placing an order (the allowance and the lock asked together, the gate, the unlock) with
- * ioredis auto-pipelining on and off, in alternating rounds. Prints the figures and the ratios, and writes
+ * the Redis part of placing an order (the gate's one script with the buyer's budget, lock and key, then the
+ * unlock) with ioredis auto-pipelining on and off, in alternating rounds. Prints the figures and the ratios, and writes
  * bench/results/gate.json.
  */
 import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { promisify } from 'node:util';
-import { orderLockKey } from '../src/application/index.js';
 import { connectRedis, type RedisClient } from '../src/adapters/redis/redis-connection.js';
-import { RedisLock } from '../src/adapters/redis/redis-lock.js';
-import { RedisRateLimiter } from '../src/adapters/redis/redis-rate-limiter.js';
 import { GATE_SCRIPTS, gateKeys, RedisStockGate } from '../src/adapters/redis/redis-stock-gate.js';
 
 const run = promisify(execFile);
@@ -69,14 +66,19 @@ const redisBenchmarkRound = async (
     '-q',
     'EVALSHA',
     sha,
-    '3',
+    '8',
     keys.stock,
     keys.users,
     keys.orders,
+    // lock, key, budgets and path token: not asked
+    ...Array.from({ length: 5 }, () => keys.unused),
     'user:__rand_int__',
     'order:__rand_int__',
     '1',
     String(HUGE),
+    ...Array.from({ length: 6 }, () => '0'),
+    '0',
+    '0',
   ]);
   const match = /([\d.]+) requests per second/.exec(stdout);
   if (!match?.[1]) throw new Error(`cannot read redis-benchmark output: ${stdout}`);
@@ -105,17 +107,10 @@ const redisCpuSeconds = async (client: RedisClient): Promise<number> => {
 };
 
 /**
- * ORDERS orders' Redis calls, CONCURRENCY at a time, as PlaceOrder makes them: the allowance and the lock in
- * one turn, the gate, the unlock. Every order is a new buyer, so every call does its full work.
+ * ORDERS orders' Redis calls, CONCURRENCY at a time, as PlaceOrder makes them: the gate's script with the
+ * buyer's budget, lock and key, then the unlock. Every order is a new buyer, so every call does its full work.
  */
-const admissionRound = async (
-  client: RedisClient,
-  subscriber: RedisClient,
-  namespace: string,
-  round: string,
-): Promise<Admission> => {
-  const limiter = new RedisRateLimiter(client, { points: HUGE, durationSeconds: 60, namespace });
-  const lock = new RedisLock(client, subscriber, { namespace });
+const admissionRound = async (client: RedisClient, namespace: string, round: string): Promise<Admission> => {
   const gate = new RedisStockGate(client, namespace);
   let next = 0;
   const redisBefore = await redisCpuSeconds(client);
@@ -126,20 +121,19 @@ const admissionRound = async (
       while (next < ORDERS) {
         const i = next++;
         const userId = `${round}-u${i}`;
-        const [allowed, handle] = await Promise.all([
-          limiter.tryConsume(userId),
-          lock.tryLock(orderLockKey(userId, 3), { waitMs: 0, leaseMs: 5_000 }),
-        ]);
-        if (!allowed || !handle) throw new Error('admission refused a new buyer');
+        const orderId = `${round}-o${i}`;
         const answer = await gate.reserve({
           productId: 3,
-          orderId: `${round}-o${i}`,
+          orderId,
           userId,
           quantity: 1,
           perUserLimit: HUGE,
+          idempotency: { key: orderId, ttlMs: 60_000 },
+          lock: { owner: orderId, leaseMs: 5_000 },
+          budgets: [{ scope: 'buyer', id: userId, points: HUGE, windowMs: 60_000 }],
         });
         if (!answer.ok) throw new Error(`unexpected gate answer ${JSON.stringify(answer)}`);
-        await handle.release();
+        await gate.unlock(3, userId, orderId);
       }
     }),
   );
@@ -159,15 +153,14 @@ const autoPipelining = async (namespace: string) => {
     on: connectRedis({ url: url.toString(), commandTimeoutMs: 10_000, autoPipelining: true }),
     off: connectRedis({ url: url.toString(), commandTimeoutMs: 10_000, autoPipelining: false }),
   };
-  const subscriber = connectRedis({ url: url.toString(), subscriber: true });
   try {
     await new RedisStockGate(clients.on, namespace).warm(3, HUGE, { force: true });
     const rounds: Record<'on' | 'off', Admission[]> = { on: [], off: [] };
-    await admissionRound(clients.on, subscriber, namespace, 'warm-on');
-    await admissionRound(clients.off, subscriber, namespace, 'warm-off');
+    await admissionRound(clients.on, namespace, 'warm-on');
+    await admissionRound(clients.off, namespace, 'warm-off');
     for (let round = 0; round < ROUNDS; round += 1)
       for (const mode of round % 2 === 0 ? (['off', 'on'] as const) : (['on', 'off'] as const))
-        rounds[mode].push(await admissionRound(clients[mode], subscriber, namespace, `${mode}${round}`));
+        rounds[mode].push(await admissionRound(clients[mode], namespace, `${mode}${round}`));
     const summary = (mode: 'on' | 'off') => ({
       ordersPerSec: Math.round(median(rounds[mode].map((r) => r.ordersPerSec))),
       cpuMicrosPerOrder: Math.round(median(rounds[mode].map((r) => r.cpuMicrosPerOrder))),
@@ -176,7 +169,6 @@ const autoPipelining = async (namespace: string) => {
     });
     return { on: summary('on'), off: summary('off') };
   } finally {
-    subscriber.disconnect();
     await Promise.all([clients.on.quit(), clients.off.quit()]);
   }
 };
@@ -238,7 +230,7 @@ const main = async () => {
         `  redis-benchmark EVALSHA (1 connection, -P ${CONCURRENCY})  ${result.redisBenchmarkPipelinedPerSec.toLocaleString('en')} calls/s  rounds ${result.redisBenchmarkPipelinedRounds.join(', ')}`,
         `  ratio adapter / redis-benchmark ${CONCURRENCY} connections  ${result.ratio}`,
         `  ratio adapter / redis-benchmark pipelined      ${result.ratioToPipelined}`,
-        `order admission (allowance + lock, gate, unlock), ${ORDERS} orders × ${ROUNDS} rounds, ${CONCURRENCY} in flight:`,
+        `order admission (the gate's script with budget, lock and key, then the unlock), ${ORDERS} orders × ${ROUNDS} rounds, ${CONCURRENCY} in flight:`,
         `  auto-pipelining off  ${admission.off.ordersPerSec.toLocaleString('en')} orders/s, ${admission.off.cpuMicrosPerOrder} µs of Node CPU and ${admission.off.redisCpuMicrosPerOrder} µs of Redis CPU per order`,
         `  auto-pipelining on   ${admission.on.ordersPerSec.toLocaleString('en')} orders/s, ${admission.on.cpuMicrosPerOrder} µs of Node CPU and ${admission.on.redisCpuMicrosPerOrder} µs of Redis CPU per order`,
         `  on / off             × ${result.admission.speedup} orders/s, × ${result.admission.cpuRatio} Node CPU, × ${result.admission.redisCpuRatio} Redis CPU per order`,
@@ -247,7 +239,7 @@ const main = async () => {
     );
   } finally {
     await dropKeys(client, ...Object.values(adapterKeys), ...Object.values(baselineKeys));
-    // the admission rounds' keys: the product's gate, and one lock, fence and allowance per buyer
+    // the admission rounds' keys: the product's gate, and one key record and budget per buyer
     let cursor = '0';
     do {
       const [nextCursor, keys] = await client.scan(cursor, 'MATCH', `*${namespace}*`, 'COUNT', 1_000);

@@ -5,7 +5,6 @@ import {
   CompensateReservation,
   ConsumerGroups,
   type ConsumerLag,
-  type DuplicateRequestLock,
   type EventStore,
   type HealthCheck,
   type IdGenerator,
@@ -14,6 +13,7 @@ import {
   type Inventory,
   type Logger,
   ManageProducts,
+  type BudgetSize,
   type MessagePublisher,
   type Metrics,
   type OrderReadModel,
@@ -37,7 +37,7 @@ import {
   Topics,
   type UnitOfWork,
 } from '../application/index.js';
-import type { Config } from './config.js';
+import type { Budget, Config } from './config.js';
 
 /**
  * One adapter per port: the profile's (memory or real, bound by the container) or a test's doubles. The
@@ -51,7 +51,6 @@ export type Ports = Readonly<{
   outbox: Outbox;
   unitOfWork: UnitOfWork;
   gate: StockGate;
-  lock: DuplicateRequestLock;
   soldOut: SoldOutFlags;
   budgets: RateBudgets;
   salePaths: SalePaths;
@@ -73,6 +72,8 @@ export type Ports = Readonly<{
 export type CompositionConfig = Pick<
   Config,
   | 'productCacheMs'
+  | 'rateLimit'
+  | 'admission'
   | 'lockLeaseMs'
   | 'idempotencyKeyTtlMs'
   | 'groupCommit'
@@ -126,21 +127,26 @@ export type Application = Readonly<{
   jobs: readonly Job[];
 }>;
 
+/** A configured budget as the gate spends it; 0 points: off. */
+const budgetSize = (budget: Budget): BudgetSize | null =>
+  budget.points > 0 ? { points: budget.points, windowMs: budget.windowSeconds * 1_000 } : null;
+
 /**
  * The composition root's one graph: the container calls it with the profile's adapters, the test harness
  * with its doubles, so both run the same wiring. Plain constructors, no container: a use case never sees one.
  */
 export const compose = (ports: Ports, config: CompositionConfig): Application => {
-  const { events, inventory, orders, outbox, unitOfWork, gate, lock, soldOut, budgets, salePaths } = ports;
+  const { events, inventory, orders, outbox, unitOfWork, gate, soldOut, salePaths } = ports;
   const { publisher, clock, ids, eventIds, logger, metrics } = ports;
   const catalog = new ProductCatalog(inventory, clock, config.productCacheMs);
   const dispatcher = new OutboxDispatcher(outbox, publisher, clock, logger, metrics, config.publish);
   const placeOrder = new PlaceOrder({
     catalog,
-    budgets,
-    salePaths,
+    budgets: {
+      buyer: budgetSize(config.rateLimit),
+      address: budgetSize(config.admission.address),
+    },
     soldOut,
-    lock,
     gate,
     orders,
     unitOfWork,

@@ -4,8 +4,6 @@ import {
   type Clock,
   CONSUMER_LAG,
   type ConsumerLag,
-  DUPLICATE_REQUEST_LOCK,
-  type DuplicateRequestLock,
   EVENT_STORE,
   type EventStore,
   HEALTH_CHECKS,
@@ -40,7 +38,6 @@ import { MemoryDatabase } from '../adapters/memory/memory-database.js';
 import { MemoryEventStore } from '../adapters/memory/memory-event-store.js';
 import { MemoryInstanceRegistry } from '../adapters/memory/memory-instance-registry.js';
 import { MemoryInventory } from '../adapters/memory/memory-inventory.js';
-import { MemoryLock } from '../adapters/memory/memory-lock.js';
 import { MemoryMessageBus } from '../adapters/memory/memory-message-bus.js';
 import { MemoryOrderReadModel } from '../adapters/memory/memory-order-read-model.js';
 import { MemoryOutbox } from '../adapters/memory/memory-outbox.js';
@@ -61,7 +58,6 @@ import { standaloneSession } from '../adapters/mysql/mysql-session.js';
 import { MySqlUnitOfWork } from '../adapters/mysql/mysql-unit-of-work.js';
 import { RedisHealthCheck } from '../adapters/redis/redis-health-check.js';
 import { RedisInstanceRegistry } from '../adapters/redis/redis-instance-registry.js';
-import { RedisLock } from '../adapters/redis/redis-lock.js';
 import { RedisRateLimiter } from '../adapters/redis/redis-rate-limiter.js';
 import { RedisSalePaths } from '../adapters/redis/redis-sale-paths.js';
 import { RedisSoldOutFlags } from '../adapters/redis/redis-sold-out-flags.js';
@@ -91,8 +87,7 @@ const rateBudgets = (
 ): RateBudgets => {
   const budget = (name: keyof RateBudgets, b: Budget) => (b.points > 0 ? make(b, name) : null);
   return {
-    orderUser: budget('orderUser', config.rateLimit),
-    orderAddress: budget('orderAddress', config.admission.address),
+    pathAddress: budget('pathAddress', config.admission.address),
     write: budget('write', config.admission.write),
     read: budget('read', config.admission.read),
   };
@@ -116,10 +111,13 @@ export const bindMemoryProfile = (container: Container, config: Config): void =>
   container
     .bind<Outbox>(OUTBOX)
     .toResolvedValue((db: MemoryDatabase) => new MemoryOutbox(db), [MEMORY_DATABASE]);
+  // the gate uses up the path tokens the sale path issues
   container
     .bind<StockGate>(STOCK_GATE)
-    .toResolvedValue((clock: Clock) => new MemoryStockGate(nowMs(clock)), [CLOCK]);
-  container.bind<DuplicateRequestLock>(DUPLICATE_REQUEST_LOCK).toResolvedValue(() => new MemoryLock());
+    .toResolvedValue(
+      (clock: Clock, paths: SalePaths) => new MemoryStockGate(nowMs(clock), paths as MemorySalePaths),
+      [CLOCK, SALE_PATHS],
+    );
   // the marks and the path tokens keep time by the service's clock (a test moves it)
   const nowMs = (clock: Clock) => () => Date.parse(clock.now());
   container.bind<SoldOutFlags>(SOLD_OUT_FLAGS).toResolvedValue(
@@ -175,9 +173,6 @@ export const bindRealProfile = (container: Container, config: Config, r: RealRes
   container.bind<Outbox>(OUTBOX).toResolvedValue(() => new MySqlOutbox(session));
   container.bind<StockGate>(STOCK_GATE).toResolvedValue(() => new RedisStockGate(r.redis, ns));
   container
-    .bind<DuplicateRequestLock>(DUPLICATE_REQUEST_LOCK)
-    .toResolvedValue(() => new RedisLock(r.redis, r.redisSubscriber, { namespace: ns }));
-  container
     .bind<SoldOutFlags>(SOLD_OUT_FLAGS)
     .toResolvedValue(
       () => new RedisSoldOutFlags(r.redis, r.redisSubscriber, ns, { ttlMs: config.soldOutFlagTtlMs }),
@@ -190,8 +185,7 @@ export const bindRealProfile = (container: Container, config: Config, r: RealRes
           points: budget.points,
           durationSeconds: budget.windowSeconds,
           namespace: ns,
-          // the per-buyer order budget keeps the keys it has always had
-          ...(name === 'orderUser' ? {} : { budget: name }),
+          budget: name,
         }),
     ),
   );

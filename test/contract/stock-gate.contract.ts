@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
-import type { GateAnswer, GateReservation, StockGate } from '../../src/application/index.js';
-import { countWhere, freshPerTest, type Teardown } from '../support/contract-helpers.js';
+import type { GateAnswer, GateReservation, SalePaths, StockGate } from '../../src/application/index.js';
+import { countWhere, eventually, freshPerTest, type Teardown } from '../support/contract-helpers.js';
 
 const PRODUCT = 1;
 const OTHER_PRODUCT = 2;
@@ -16,13 +16,20 @@ const reservation = (orderId: string, overrides: Partial<GateReservation> = {}):
 
 const okCount = (answers: readonly GateAnswer[]): number => countWhere(answers, (a) => a.ok);
 
+/** A gate under test, and the sale paths whose tokens it uses up (on the same server or in the same process). */
+export type GateUnderTest = Readonly<{ gate: StockGate; paths: SalePaths }>;
+
+const MINUTE = 60_000;
+
 export const stockGateContract = (
   name: string,
-  make: () => Promise<StockGate>,
-  teardown?: Teardown<StockGate>,
+  make: () => Promise<GateUnderTest>,
+  teardown?: Teardown<GateUnderTest>,
 ) =>
   describe(`StockGate contract: ${name}`, () => {
-    const gate = freshPerTest(make, teardown);
+    const subject = freshPerTest(make, teardown);
+    const gate = () => subject().gate;
+    const paths = () => subject().paths;
 
     describe('a product that was never warmed', () => {
       it('answers NOT_LOADED to a reservation, never SOLD_OUT and never an error', async () => {
@@ -323,11 +330,6 @@ export const stockGateContract = (
           replayOf: 'first',
         });
         expect(await gate().held(PRODUCT)).toEqual(new Map([['first', 1]]));
-        expect(await gate().recall(PRODUCT, 'alice', 'k1')).toEqual({
-          outcome: 'RESERVED',
-          orderId: 'first',
-          quantity: 1,
-        });
       });
 
       it('answers 20 calls at once with one key with one reservation', async () => {
@@ -388,9 +390,14 @@ export const stockGateContract = (
         await gate().reserve(keyed('second', 'k2'));
 
         expect(await gate().restore(PRODUCT, 'first', { userId: 'alice', key: 'k2' })).toBe(true);
-        expect(await gate().recall(PRODUCT, 'alice', 'k2')).toMatchObject({ orderId: 'second' });
+        expect(await gate().reserve(keyed('again', 'k2', { replayOnly: true }))).toMatchObject({
+          replayOf: 'second',
+        });
         expect(await gate().restore(PRODUCT, 'second', { userId: 'alice', key: 'k2' })).toBe(true);
-        expect(await gate().recall(PRODUCT, 'alice', 'k2')).toBeNull();
+        expect(await gate().reserve(keyed('again', 'k2', { replayOnly: true }))).toEqual({
+          ok: false,
+          reason: 'NOT_RECORDED',
+        });
         // a plain restore (a release) keeps the key: a repeat still finds its order
         await gate().reserve(keyed('third', 'k3'));
         await gate().restore(PRODUCT, 'third');
@@ -398,12 +405,287 @@ export const stockGateContract = (
         expect(await gate().stockLeft(PRODUCT)).toBe(5);
       });
 
-      it('claims a key once: NEW, then SAME for the same request and OTHER for another', async () => {
-        expect(await gate().claimKey('alice', 'k1', '1:1', 60_000)).toBe('NEW');
-        expect(await gate().claimKey('alice', 'k1', '1:1', 60_000)).toBe('SAME');
-        expect(await gate().claimKey('alice', 'k1', '2:1', 60_000)).toBe('OTHER');
-        expect(await gate().claimKey('bob', 'k1', '2:1', 60_000)).toBe('NEW');
-        expect(await gate().recall(PRODUCT, 'alice', 'k1')).toBeNull();
+      it('answers only from the record when asked for a replay, and takes nothing without one', async () => {
+        await gate().warm(PRODUCT, 5);
+        await gate().reserve(keyed('first', 'k1'));
+
+        expect(await gate().reserve(keyed('second', 'k1', { replayOnly: true }))).toEqual({
+          ok: true,
+          stockLeft: 4,
+          replayOf: 'first',
+        });
+        expect(await gate().reserve(keyed('third', 'k2', { replayOnly: true }))).toEqual({
+          ok: false,
+          reason: 'NOT_RECORDED',
+        });
+        expect(await gate().stockLeft(PRODUCT)).toBe(4);
+        // nothing was recorded under k2 by the replay: it is still a request of its own
+        expect(await gate().reserve(keyed('fourth', 'k2'))).toEqual({ ok: true, stockLeft: 3 });
+      });
+    });
+
+    describe("the buyer's lock", () => {
+      const locked = (orderId: string, overrides: Partial<GateReservation> = {}) =>
+        reservation(orderId, { userId: 'alice', lock: { owner: orderId, leaseMs: MINUTE }, ...overrides });
+
+      it('refuses another attempt of the buyer on the product while a reservation holds it, taking nothing', async () => {
+        await gate().warm(PRODUCT, 5);
+        await gate().warm(OTHER_PRODUCT, 5);
+        expect(await gate().reserve(locked('first'))).toEqual({ ok: true, stockLeft: 4 });
+
+        const second = await gate().reserve(locked('second'));
+        expect(second).toMatchObject({ ok: false, reason: 'LOCKED' });
+        expect((second as { retryAfterMs: number }).retryAfterMs).toBeGreaterThan(MINUTE - 5_000);
+        expect(await gate().stockLeft(PRODUCT)).toBe(4);
+        // another buyer, or the same buyer on another product, has a lock of its own
+        expect((await gate().reserve(locked('bobs', { userId: 'bob' }))).ok).toBe(true);
+        expect((await gate().reserve(locked('there', { productId: OTHER_PRODUCT }))).ok).toBe(true);
+      });
+
+      it('is freed by its owner only, and then the buyer orders again', async () => {
+        await gate().warm(PRODUCT, 5);
+        await gate().reserve(locked('first'));
+
+        expect(await gate().unlock(PRODUCT, 'alice', 'someone-else')).toBe(false);
+        expect(await gate().reserve(locked('second'))).toMatchObject({ reason: 'LOCKED' });
+        expect(await gate().unlock(PRODUCT, 'alice', 'first')).toBe(true);
+        expect(await gate().unlock(PRODUCT, 'alice', 'first')).toBe(false);
+        expect(await gate().reserve(locked('second'))).toEqual({ ok: true, stockLeft: 3 });
+      });
+
+      it('frees every lock of a batch of unlocks sent together, each by its owner', async () => {
+        await gate().warm(PRODUCT, 50);
+        const buyers = Array.from({ length: 20 }, (_, i) => `buyer-${i}`);
+        for (const userId of buyers) await gate().reserve(locked(`o-${userId}`, { userId }));
+
+        const freed = await Promise.all(
+          buyers.map((userId) => gate().unlock(PRODUCT, userId, `o-${userId}`)),
+        );
+
+        expect(freed.every(Boolean)).toBe(true);
+        for (const userId of buyers)
+          expect((await gate().reserve(locked(`again-${userId}`, { userId }))).ok).toBe(true);
+      });
+
+      it('is not taken by a refusal: the next attempt is answered at once', async () => {
+        await gate().warm(PRODUCT, 1);
+        expect(await gate().reserve(locked('big', { quantity: 2 }))).toMatchObject({ reason: 'SOLD_OUT' });
+        expect(await gate().reserve(locked('over', { perUserLimit: 0 }))).toMatchObject({
+          reason: 'LIMIT_EXCEEDED',
+        });
+        expect(await gate().reserve(locked('fits'))).toEqual({ ok: true, stockLeft: 0 });
+      });
+
+      it('ends with its lease', async () => {
+        await gate().warm(PRODUCT, 5);
+        await gate().reserve(locked('first', { lock: { owner: 'first', leaseMs: 200 } }));
+
+        await eventually(
+          async () => expect((await gate().reserve(locked('second'))).ok).toBe(true),
+          5_000,
+          50,
+        );
+        expect(await gate().unlock(PRODUCT, 'alice', 'first')).toBe(false);
+      });
+
+      it('is taken by a repeat of a reservation, and a repeat while it is held waits for it', async () => {
+        await gate().warm(PRODUCT, 5);
+        const key = { key: 'k1', ttlMs: MINUTE };
+        await gate().reserve(locked('first', { idempotency: key }));
+
+        expect(await gate().reserve(locked('repeat', { idempotency: key }))).toMatchObject({
+          reason: 'LOCKED',
+        });
+        await gate().unlock(PRODUCT, 'alice', 'first');
+        expect(await gate().reserve(locked('repeat', { idempotency: key }))).toMatchObject({
+          replayOf: 'first',
+        });
+        expect(await gate().reserve(locked('other'))).toMatchObject({ reason: 'LOCKED' });
+        expect(await gate().unlock(PRODUCT, 'alice', 'repeat')).toBe(true);
+        expect(await gate().stockLeft(PRODUCT)).toBe(4);
+      });
+    });
+
+    describe('budgets', () => {
+      const budgeted = (orderId: string, overrides: Partial<GateReservation> = {}) =>
+        reservation(orderId, {
+          userId: 'alice',
+          perUserLimit: 100,
+          budgets: [
+            { scope: 'address', id: '10.0.0.1', points: 3, windowMs: MINUTE },
+            { scope: 'buyer', id: 'alice', points: 2, windowMs: MINUTE },
+          ],
+          ...overrides,
+        });
+
+      it("spends the buyer's budget: past it RATE_LIMITED until its window ends, and nothing else is done", async () => {
+        await gate().warm(PRODUCT, 10);
+        const { pathToken } = await paths().issue('alice', PRODUCT, MINUTE);
+        expect((await gate().reserve(budgeted('o1'))).ok).toBe(true);
+        expect((await gate().reserve(budgeted('o2'))).ok).toBe(true);
+
+        const refused = await gate().reserve(
+          budgeted('o3', {
+            idempotency: { key: 'k1', ttlMs: MINUTE },
+            lock: { owner: 'o3', leaseMs: MINUTE },
+            pathToken,
+          }),
+        );
+
+        expect(refused).toMatchObject({ ok: false, reason: 'RATE_LIMITED', scope: 'buyer' });
+        expect((refused as { retryAfterMs: number }).retryAfterMs).toBeGreaterThan(MINUTE - 5_000);
+        expect(await gate().stockLeft(PRODUCT)).toBe(8);
+        // no key record, no lock, the token kept: the same request without budgets goes through as new
+        expect(
+          await gate().reserve(
+            budgeted('o3', {
+              budgets: [],
+              idempotency: { key: 'k1', ttlMs: MINUTE },
+              lock: { owner: 'o3', leaseMs: MINUTE },
+              pathToken,
+            }),
+          ),
+        ).toEqual({ ok: true, stockLeft: 7 });
+      });
+
+      it("spends the address's budget first, whoever the buyer", async () => {
+        await gate().warm(PRODUCT, 10);
+        const fromAddress = (userId: string) =>
+          budgeted(`o-${userId}`, {
+            userId,
+            budgets: [
+              { scope: 'address', id: '10.0.0.1', points: 3, windowMs: MINUTE },
+              { scope: 'buyer', id: userId, points: 2, windowMs: MINUTE },
+            ],
+          });
+        const answers = [];
+        for (const userId of ['a', 'b', 'c', 'd']) answers.push(await gate().reserve(fromAddress(userId)));
+
+        expect(answers.map((a) => (a.ok ? 'ok' : a.reason))).toEqual(['ok', 'ok', 'ok', 'RATE_LIMITED']);
+        expect(answers[3]).toMatchObject({ scope: 'address' });
+        expect(await gate().stockLeft(PRODUCT)).toBe(7);
+      });
+
+      it('counts per product, and has room again once its window has passed', async () => {
+        await gate().warm(PRODUCT, 10);
+        await gate().warm(OTHER_PRODUCT, 10);
+        const short = (orderId: string, productId = PRODUCT) =>
+          budgeted(orderId, {
+            productId,
+            budgets: [{ scope: 'buyer', id: 'alice', points: 1, windowMs: 300 }],
+          });
+        expect((await gate().reserve(short('o1'))).ok).toBe(true);
+        expect(await gate().reserve(short('o2'))).toMatchObject({ reason: 'RATE_LIMITED' });
+        expect((await gate().reserve(short('there', OTHER_PRODUCT))).ok).toBe(true);
+
+        await eventually(async () => expect((await gate().reserve(short('o2'))).ok).toBe(true), 5_000, 50);
+      });
+    });
+
+    describe('a sale path token', () => {
+      const withToken = (orderId: string, pathToken: string, overrides: Partial<GateReservation> = {}) =>
+        reservation(orderId, { userId: 'alice', pathToken, ...overrides });
+
+      it('is used up by one attempt, for the buyer and the product it was issued to', async () => {
+        await gate().warm(PRODUCT, 5);
+        const { pathToken } = await paths().issue('alice', PRODUCT, MINUTE);
+
+        expect(await gate().reserve(withToken('o1', pathToken))).toEqual({ ok: true, stockLeft: 4 });
+        expect(await gate().reserve(withToken('o2', pathToken))).toEqual({
+          ok: false,
+          reason: 'PATH_TOKEN_INVALID',
+          redemption: 'UNKNOWN',
+        });
+        expect(await gate().stockLeft(PRODUCT)).toBe(4);
+      });
+
+      it("refuses another buyer's token and leaves it for its owner", async () => {
+        await gate().warm(PRODUCT, 5);
+        const { pathToken } = await paths().issue('alice', PRODUCT, MINUTE);
+
+        expect(await gate().reserve(withToken('o1', pathToken, { userId: 'mallory' }))).toEqual({
+          ok: false,
+          reason: 'PATH_TOKEN_INVALID',
+          redemption: 'NOT_YOURS',
+        });
+        expect((await gate().reserve(withToken('o2', pathToken))).ok).toBe(true);
+      });
+
+      it('knows a token only for its own product, no token it never issued, and none past its lifetime', async () => {
+        await gate().warm(PRODUCT, 5);
+        await gate().warm(OTHER_PRODUCT, 5);
+        const { pathToken } = await paths().issue('alice', PRODUCT, MINUTE);
+        const short = await paths().issue('alice', PRODUCT, 300);
+
+        expect(await gate().reserve(withToken('o1', pathToken, { productId: OTHER_PRODUCT }))).toMatchObject({
+          redemption: 'UNKNOWN',
+        });
+        expect(await gate().reserve(withToken('o2', 'A'.repeat(22)))).toMatchObject({
+          redemption: 'UNKNOWN',
+        });
+        // another buyer's try leaves a live token alone (NOT_YOURS), and finds it gone once it has expired
+        await eventually(
+          async () =>
+            expect(
+              await gate().reserve(withToken('o3', short.pathToken, { userId: 'mallory' })),
+            ).toMatchObject({ redemption: 'UNKNOWN' }),
+          5_000,
+          50,
+        );
+        expect(await gate().reserve(withToken('o3', short.pathToken))).toMatchObject({
+          redemption: 'UNKNOWN',
+        });
+        expect((await gate().reserve(withToken('o4', pathToken))).ok).toBe(true);
+        expect(await gate().stockLeft(PRODUCT)).toBe(4);
+      });
+
+      it('lets exactly one of many concurrent attempts with one token through', async () => {
+        await gate().warm(PRODUCT, 100);
+        const { pathToken } = await paths().issue('alice', PRODUCT, MINUTE);
+
+        const answers = await Promise.all(
+          Array.from({ length: 50 }, (_, i) =>
+            gate().reserve(withToken(`o${i}`, pathToken, { perUserLimit: 100 })),
+          ),
+        );
+
+        expect(okCount(answers)).toBe(1);
+        expect(await gate().stockLeft(PRODUCT)).toBe(99);
+      });
+
+      it('records nothing under the key and takes no lock when it refuses; a repeat answered from its key needs none', async () => {
+        await gate().warm(PRODUCT, 5);
+        const { pathToken } = await paths().issue('alice', PRODUCT, MINUTE);
+        const attempt = (orderId: string, token: string) =>
+          withToken(orderId, token, {
+            idempotency: { key: 'k1', ttlMs: MINUTE },
+            lock: { owner: orderId, leaseMs: MINUTE },
+          });
+
+        expect(await gate().reserve(attempt('o1', 'B'.repeat(22)))).toMatchObject({
+          reason: 'PATH_TOKEN_INVALID',
+        });
+        expect(await gate().reserve(attempt('o2', pathToken))).toEqual({ ok: true, stockLeft: 4 });
+        await gate().unlock(PRODUCT, 'alice', 'o2');
+        // the repeat's token was used up by its first try: it is answered from the key
+        expect(await gate().reserve(attempt('o3', pathToken))).toMatchObject({ ok: true, replayOf: 'o2' });
+      });
+    });
+
+    describe('reservedBy', () => {
+      it('names the buyers who reserved the product, held or given back; null past the most asked', async () => {
+        await gate().warm(PRODUCT, 10);
+        await gate().warm(OTHER_PRODUCT, 10);
+        await gate().reserve(reservation('a', { userId: 'alice' }));
+        await gate().reserve(reservation('b', { userId: 'bob' }));
+        await gate().reserve(reservation('a2', { userId: 'alice' }));
+        await gate().reserve(reservation('c', { userId: 'carol', productId: OTHER_PRODUCT }));
+        await gate().reserve(reservation('refused', { userId: 'dave', quantity: 50 }));
+        await gate().restore(PRODUCT, 'b');
+
+        expect(await gate().reservedBy(PRODUCT, 10)).toEqual(new Set(['alice', 'bob']));
+        expect(await gate().reservedBy(PRODUCT, 2)).toBeNull();
+        expect(await gate().reservedBy(3, 10)).toEqual(new Set());
       });
     });
 

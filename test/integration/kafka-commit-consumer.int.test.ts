@@ -13,9 +13,6 @@ import {
 import { createKafka } from '../../src/adapters/kafka/kafka-connection.js';
 import { KafkaMessagePublisher } from '../../src/adapters/kafka/kafka-message-publisher.js';
 import { KafkaMessageSubscriber } from '../../src/adapters/kafka/kafka-message-subscriber.js';
-import { MemoryLock } from '../../src/adapters/memory/memory-lock.js';
-import { MemoryRateLimiter } from '../../src/adapters/memory/memory-rate-limiter.js';
-import { MemorySalePaths } from '../../src/adapters/memory/memory-sale-paths.js';
 import { MemorySoldOutFlags } from '../../src/adapters/memory/memory-sold-out-flags.js';
 import { MemoryStockGate } from '../../src/adapters/memory/memory-stock-gate.js';
 import { MySqlInventory } from '../../src/adapters/mysql/mysql-inventory.js';
@@ -88,10 +85,8 @@ describe('the commit consumer on Kafka while MariaDB goes away', () => {
     );
     const placeOrder = new PlaceOrder({
       catalog: new ProductCatalog(inventory, clock, 60_000),
-      budgets: { orderUser: new MemoryRateLimiter({ points: 100, durationSeconds: 1 }), orderAddress: null },
-      salePaths: new MemorySalePaths(),
+      budgets: { buyer: { points: 100, windowMs: 1_000 }, address: null },
       soldOut: new MemorySoldOutFlags(),
-      lock: new MemoryLock(),
       gate,
       orders: new MySqlOrderReadModel(standaloneSession(db.orm, 5_000)),
       unitOfWork: new MySqlUnitOfWork(db.orm, 5_000),

@@ -7,10 +7,7 @@ import {
   PlaceOrder,
   ProductCatalog,
 } from '../../src/application/index.js';
-import { MemoryLock } from '../../src/adapters/memory/memory-lock.js';
 import { MemoryMessageBus } from '../../src/adapters/memory/memory-message-bus.js';
-import { MemoryRateLimiter } from '../../src/adapters/memory/memory-rate-limiter.js';
-import { MemorySalePaths } from '../../src/adapters/memory/memory-sale-paths.js';
 import { MemorySoldOutFlags } from '../../src/adapters/memory/memory-sold-out-flags.js';
 import { MemoryStockGate } from '../../src/adapters/memory/memory-stock-gate.js';
 import { MySqlInventory } from '../../src/adapters/mysql/mysql-inventory.js';
@@ -76,10 +73,8 @@ describe('MariaDB that stops answering or goes down', () => {
     const inventory = new MySqlInventory(standaloneSession(orm, TIMEOUT_MS));
     return new PlaceOrder({
       catalog: new ProductCatalog(inventory, clock, 60_000),
-      budgets: { orderUser: new MemoryRateLimiter({ points: 100, durationSeconds: 1 }), orderAddress: null },
-      salePaths: new MemorySalePaths(),
+      budgets: { buyer: { points: 100, windowMs: 1_000 }, address: null },
       soldOut: new MemorySoldOutFlags(),
-      lock: new MemoryLock(),
       gate,
       orders: new MySqlOrderReadModel(standaloneSession(orm, TIMEOUT_MS)),
       unitOfWork: new MySqlUnitOfWork(orm, TIMEOUT_MS),

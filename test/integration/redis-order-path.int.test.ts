@@ -13,9 +13,6 @@ import { MemoryMessageBus } from '../../src/adapters/memory/memory-message-bus.j
 import { MemoryOutbox } from '../../src/adapters/memory/memory-outbox.js';
 import { MemoryUnitOfWork } from '../../src/adapters/memory/memory-unit-of-work.js';
 import { connectRedis, type RedisClient } from '../../src/adapters/redis/redis-connection.js';
-import { RedisLock } from '../../src/adapters/redis/redis-lock.js';
-import { RedisRateLimiter } from '../../src/adapters/redis/redis-rate-limiter.js';
-import { RedisSalePaths } from '../../src/adapters/redis/redis-sale-paths.js';
 import { RedisSoldOutFlags } from '../../src/adapters/redis/redis-sold-out-flags.js';
 import { RedisStockGate } from '../../src/adapters/redis/redis-stock-gate.js';
 import { RandomIdGenerator } from '../../src/adapters/system/random-id-generator.js';
@@ -60,13 +57,8 @@ describe('the order path on Redis: the sold-out flag keeps the flood away from R
     const bus = new MemoryMessageBus(silentLogger);
     instanceA = new PlaceOrder({
       catalog: new ProductCatalog(inventory, clock, 60_000),
-      budgets: {
-        orderUser: new RedisRateLimiter(client, { points: 100, durationSeconds: 60, namespace }),
-        orderAddress: null,
-      },
-      salePaths: new RedisSalePaths(client, namespace),
+      budgets: { buyer: { points: 100, windowMs: 60_000 }, address: null },
       soldOut: flagsA,
-      lock: new RedisLock(client, connect(), { namespace }),
       gate,
       orders: new MemoryOrderReadModel(db),
       unitOfWork: new MemoryUnitOfWork(db),

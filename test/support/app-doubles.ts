@@ -6,8 +6,6 @@ import type {
   GateAnswer,
   GateReservation,
   IdGenerator,
-  KeyClaim,
-  KeyOutcome,
   InstanceBeat,
   InstanceRegistry,
   InstanceSighting,
@@ -122,6 +120,8 @@ export class SequentialIds implements IdGenerator {
 export class InstrumentedGate implements StockGate {
   reserveCalls = 0;
   restoreCalls = 0;
+  unlockCalls = 0;
+  reservedByCalls = 0;
   failRestores = false;
   loseRestores = false;
 
@@ -150,14 +150,16 @@ export class InstrumentedGate implements StockGate {
     return this.inner.restore(productId, orderId, forgetKey);
   }
 
-  recall(productId: number, userId: string, key: string): Promise<KeyOutcome | null> {
-    noteCall('gate.recall');
-    return this.inner.recall(productId, userId, key);
+  unlock(productId: number, userId: string, owner: string): Promise<boolean> {
+    noteCall('gate.unlock');
+    this.unlockCalls += 1;
+    return this.inner.unlock(productId, userId, owner);
   }
 
-  claimKey(userId: string, key: string, fingerprint: string, ttlMs: number): Promise<KeyClaim> {
-    noteCall('gate.claimKey');
-    return this.inner.claimKey(userId, key, fingerprint, ttlMs);
+  reservedBy(productId: number, max: number): Promise<ReadonlySet<string> | null> {
+    noteCall('gate.reservedBy');
+    this.reservedByCalls += 1;
+    return this.inner.reservedBy(productId, max);
   }
 
   stockLeft(productId: number): Promise<number | null> {

@@ -13,11 +13,9 @@ import { MemoryDatabase } from '../../src/adapters/memory/memory-database.js';
 import { MemoryEventStore } from '../../src/adapters/memory/memory-event-store.js';
 import { MemoryInstanceRegistry } from '../../src/adapters/memory/memory-instance-registry.js';
 import { MemoryInventory } from '../../src/adapters/memory/memory-inventory.js';
-import { MemoryLock } from '../../src/adapters/memory/memory-lock.js';
 import { MemoryMessageBus } from '../../src/adapters/memory/memory-message-bus.js';
 import { MemoryOrderReadModel } from '../../src/adapters/memory/memory-order-read-model.js';
 import { MemoryOutbox } from '../../src/adapters/memory/memory-outbox.js';
-import { MemoryRateLimiter } from '../../src/adapters/memory/memory-rate-limiter.js';
 import { MemorySalePaths } from '../../src/adapters/memory/memory-sale-paths.js';
 import {
   MemorySoldOutFlags,
@@ -83,19 +81,14 @@ export const buildApp = (options: HarnessOptions = {}) => {
   const orders = new MemoryOrderReadModel(db);
   const outbox = new MemoryOutbox(db);
   const unitOfWork = new FlakyUnitOfWork(new MemoryUnitOfWork(db));
-  const memoryGate = new MemoryStockGate(() => Date.parse(clock.now()));
+  const salePaths = new MemorySalePaths(() => Date.parse(clock.now()));
+  const memoryGate = new MemoryStockGate(() => Date.parse(clock.now()), salePaths);
   const gate = new InstrumentedGate(memoryGate);
-  const lock = new MemoryLock();
   const soldOut = new MemorySoldOutFlags(new MemoryStockBackChannel(), {
     ttlMs: 2_000,
     nowMs: () => Date.parse(clock.now()),
   });
-  const rateLimiter = new MemoryRateLimiter({
-    points: options.rateLimitPoints ?? 1_000,
-    durationSeconds: 60,
-  });
-  const budgets: RateBudgets = { orderUser: rateLimiter, orderAddress: null, write: null, read: null };
-  const salePaths = new MemorySalePaths(() => Date.parse(clock.now()));
+  const budgets: RateBudgets = { pathAddress: null, write: null, read: null };
   const bus = new MemoryMessageBus(logger, { batchSize: 200, retryDelayMs: 5 });
   const publisher = new SwitchablePublisher(bus);
   const instances = new MemoryInstanceRegistry(clock);
@@ -105,6 +98,9 @@ export const buildApp = (options: HarnessOptions = {}) => {
   const config: CompositionConfig = {
     ...defaults,
     productCacheMs: options.catalogTtlMs ?? 1_000,
+    // the order route's budget per buyer, spent by the gate; no per-address budget
+    rateLimit: { points: options.rateLimitPoints ?? 1_000, windowSeconds: 60 },
+    admission: { ...defaults.admission, address: { points: 0, windowSeconds: 1 } },
     lockLeaseMs: 5_000,
     groupCommit: { maxBatch: 50, maxWaitMs: 1, maxConcurrent: 2, ...options.groupCommit },
     mergeDecrements: options.mergeDecrements ?? true,
@@ -124,7 +120,6 @@ export const buildApp = (options: HarnessOptions = {}) => {
       outbox,
       unitOfWork,
       gate,
-      lock,
       soldOut,
       budgets,
       salePaths,
@@ -223,9 +218,7 @@ export const buildApp = (options: HarnessOptions = {}) => {
     unitOfWork,
     memoryGate,
     gate,
-    lock,
     soldOut,
-    rateLimiter,
     salePaths,
     salePath,
     bus,

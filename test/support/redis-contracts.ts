@@ -3,12 +3,10 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Cluster } from 'ioredis';
 import { connectRedis, type RedisClient } from '../../src/adapters/redis/redis-connection.js';
 import { RedisInstanceRegistry } from '../../src/adapters/redis/redis-instance-registry.js';
-import { RedisLock } from '../../src/adapters/redis/redis-lock.js';
 import { RedisRateLimiter } from '../../src/adapters/redis/redis-rate-limiter.js';
 import { RedisSalePaths } from '../../src/adapters/redis/redis-sale-paths.js';
 import { RedisSoldOutFlags } from '../../src/adapters/redis/redis-sold-out-flags.js';
 import { GATE_SCRIPTS, RedisStockGate } from '../../src/adapters/redis/redis-stock-gate.js';
-import { duplicateRequestLockContract } from '../contract/duplicate-request-lock.contract.js';
 import { instanceRegistryContract } from '../contract/instance-registry.contract.js';
 import { rateLimiterContract } from '../contract/rate-limiter.contract.js';
 import { salePathsContract } from '../contract/sale-paths.contract.js';
@@ -66,17 +64,8 @@ export const redisContracts = (label: string, url: () => string): void => {
     `RedisStockGate (${label})`,
     () => {
       const ns = freshNamespace();
-      return Promise.resolve(track(new RedisStockGate(client, ns), ns));
-    },
-    drop,
-  );
-  duplicateRequestLockContract(
-    `RedisLock (${label})`,
-    () => {
-      const ns = freshNamespace();
-      // a short watchdog lease: holding a lock for 300 ms then needs several renewals
       return Promise.resolve(
-        track(new RedisLock(client, subscriber(), { namespace: ns, watchdogLeaseMs: 120 }), ns),
+        track({ gate: new RedisStockGate(client, ns), paths: new RedisSalePaths(client, ns) }, ns),
       );
     },
     drop,

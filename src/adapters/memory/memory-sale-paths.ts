@@ -8,7 +8,7 @@ import {
 
 type Issued = Readonly<{ userId: string; productId: number; expiresAtMs: number }>;
 
-/** Sale path tokens of one process. Expired ones are swept, at most once a second, as new ones are issued. */
+/** Sale path tokens of one process, used up by the memory gate. Expired ones are swept, at most once a second, as new ones are issued. */
 export class MemorySalePaths implements SalePaths {
   private readonly issued = new Map<string, Issued>();
   private sweptAtMs = 0;
@@ -24,13 +24,16 @@ export class MemorySalePaths implements SalePaths {
     return Promise.resolve({ pathToken, expiresAt: new Date(expiresAtMs).toISOString() });
   }
 
-  redeem(pathToken: string, userId: string, productId: number): Promise<SalePathRedemption> {
+  /**
+   * Uses the token up when it was issued to this buyer for this product and has not expired or been used;
+   * another buyer's is refused and left for its owner. The memory gate calls it inside its attempt.
+   */
+  redeemNow(pathToken: string, userId: string, productId: number): SalePathRedemption {
     const found = this.issued.get(pathToken);
-    if (!found || found.productId !== productId || found.expiresAtMs <= this.nowMs())
-      return Promise.resolve('UNKNOWN');
-    if (found.userId !== userId) return Promise.resolve('NOT_YOURS');
+    if (!found || found.productId !== productId || found.expiresAtMs <= this.nowMs()) return 'UNKNOWN';
+    if (found.userId !== userId) return 'NOT_YOURS';
     this.issued.delete(pathToken);
-    return Promise.resolve('REDEEMED');
+    return 'REDEEMED';
   }
 
   private sweep(now: number): void {

@@ -2,26 +2,48 @@ import { breaksUserLimit } from '../../domain/index.js';
 import {
   answerFromKey,
   type GateAnswer,
+  type GateBudget,
   type GateReservation,
-  type KeyClaim,
   type KeyOutcome,
   type StockGate,
 } from '../../application/index.js';
+import type { MemorySalePaths } from './memory-sale-paths.js';
 
 type Held = { userId: string; quantity: number; restored: boolean };
-type ProductGate = { stock: number; perUser: Map<string, number>; reservations: Map<string, Held> };
 type Expiring<T> = { value: T; expiresAtMs: number };
+type ProductGate = {
+  stock: number;
+  perUser: Map<string, number>;
+  reservations: Map<string, Held>;
+};
+/** What belongs to a buyer on a product (keys, budgets, locks), by `userId|key`, `u|id` / `a|id`, userId. */
+type Buyers = {
+  keys: Map<string, Expiring<KeyOutcome>>;
+  budgets: Map<string, Expiring<number>>;
+  locks: Map<string, Expiring<string>>;
+};
 
-/** The gate of the memory profile: each call runs to completion before another starts, like the Lua script. */
+/** Entries past their time are swept once a product's maps hold this many more than after the last sweep. */
+const SWEEP_EVERY = 1_024;
+
+/**
+ * The gate of the memory profile: each call runs to completion before another starts, like the Lua script,
+ * and keeps to the same order of checks. Keys, budgets and locks expire by the service's clock (a test moves it).
+ */
 export class MemoryStockGate implements StockGate {
   private readonly gates = new Map<number, ProductGate>();
-  /** buyers' keys by product, then `userId|key` */
-  private readonly keys = new Map<number, Map<string, Expiring<KeyOutcome>>>();
-  private readonly claims = new Map<string, Expiring<string>>();
-  private sweepAt = 1_024;
+  private readonly buyers = new Map<number, Buyers>();
+  private entries = 0;
+  private sweepAt = SWEEP_EVERY;
 
-  /** `nowMs` tells when a key expires (the service's clock, so a test clock moves it) */
-  constructor(private readonly nowMs: () => number = Date.now) {}
+  /**
+   * `nowMs` tells when a key, a budget's window or a lock's lease ends; `salePaths` holds the path tokens an
+   * attempt uses up (none: every token is unknown).
+   */
+  constructor(
+    private readonly nowMs: () => number = Date.now,
+    private readonly salePaths: MemorySalePaths | null = null,
+  ) {}
 
   warm(
     productId: number,
@@ -43,34 +65,102 @@ export class MemoryStockGate implements StockGate {
   }
 
   private reserveNow(r: GateReservation): GateAnswer {
+    const now = this.nowMs();
+    const buyers = this.buyersOf(r.productId);
+    const overBudget = this.spendAll(buyers, r, now);
+    if (overBudget) return overBudget;
     const gate = this.gates.get(r.productId);
     if (!gate) return { ok: false, reason: 'NOT_LOADED' };
+    const lock = buyers.locks.get(r.userId);
+    if (r.lock && lock && lock.expiresAtMs > now)
+      return { ok: false, reason: 'LOCKED', retryAfterMs: Math.max(1, lock.expiresAtMs - now) };
     const keyed = r.idempotency;
-    const recorded = keyed ? this.recallNow(r.productId, r.userId, keyed.key) : null;
-    if (recorded) return answerFromKey(recorded, r.quantity, gate.stock);
-    const record = (outcome: KeyOutcome) => {
-      if (keyed)
-        this.productKeys(r.productId).set(`${r.userId}|${keyed.key}`, {
-          value: outcome,
-          expiresAtMs: this.nowMs() + keyed.ttlMs,
-        });
-    };
+    const recorded = keyed ? live(buyers.keys.get(`${r.userId}|${keyed.key}`), now) : undefined;
+    if (recorded) {
+      if (recorded.outcome === 'RESERVED') this.takeLock(buyers, r, now);
+      return answerFromKey(recorded, r.quantity, gate.stock);
+    }
+    if (r.replayOnly) return { ok: false, reason: 'NOT_RECORDED' };
+    const pathRefused = this.redeem(r);
+    if (pathRefused) return pathRefused;
+    const answer = this.take(gate, r);
+    if (keyed && 'outcome' in answer)
+      this.put(buyers.keys, `${r.userId}|${keyed.key}`, answer.outcome, now + keyed.ttlMs);
+    if (answer.answer.ok) this.takeLock(buyers, r, now);
+    return answer.answer;
+  }
+
+  /** The limit, the stock and the decrement; what a key would record of it. */
+  private take(
+    gate: ProductGate,
+    r: GateReservation,
+  ): Readonly<{ answer: GateAnswer; outcome?: KeyOutcome }> {
     // a retried call: the orderId already took its unit (or gave it back), so it takes nothing again
-    if (gate.reservations.has(r.orderId)) return { ok: true, stockLeft: gate.stock };
+    if (gate.reservations.has(r.orderId)) return { answer: { ok: true, stockLeft: gate.stock } };
     const already = gate.perUser.get(r.userId) ?? 0;
-    if (breaksUserLimit(r.perUserLimit, already + r.quantity)) {
-      record({ outcome: 'LIMIT_EXCEEDED', quantity: r.quantity });
-      return { ok: false, reason: 'LIMIT_EXCEEDED' };
-    }
-    if (gate.stock < r.quantity) {
-      record({ outcome: 'SOLD_OUT', quantity: r.quantity });
-      return { ok: false, reason: 'SOLD_OUT', stockLeft: gate.stock };
-    }
+    if (breaksUserLimit(r.perUserLimit, already + r.quantity))
+      return {
+        answer: { ok: false, reason: 'LIMIT_EXCEEDED' },
+        outcome: { outcome: 'LIMIT_EXCEEDED', quantity: r.quantity },
+      };
+    if (gate.stock < r.quantity)
+      return {
+        answer: { ok: false, reason: 'SOLD_OUT', stockLeft: gate.stock },
+        outcome: { outcome: 'SOLD_OUT', quantity: r.quantity },
+      };
     gate.stock -= r.quantity;
     gate.perUser.set(r.userId, already + r.quantity);
     gate.reservations.set(r.orderId, { userId: r.userId, quantity: r.quantity, restored: false });
-    record({ outcome: 'RESERVED', orderId: r.orderId, quantity: r.quantity });
-    return { ok: true, stockLeft: gate.stock };
+    return {
+      answer: { ok: true, stockLeft: gate.stock },
+      outcome: { outcome: 'RESERVED', orderId: r.orderId, quantity: r.quantity },
+    };
+  }
+
+  private takeLock(buyers: Buyers, r: GateReservation, now: number): void {
+    if (r.lock) this.put(buyers.locks, r.userId, r.orderId, now + r.lock.leaseMs);
+  }
+
+  private redeem(r: GateReservation): GateAnswer | null {
+    if (r.pathToken === undefined) return null;
+    const redemption = this.salePaths?.redeemNow(r.pathToken, r.userId, r.productId) ?? 'UNKNOWN';
+    return redemption === 'REDEEMED' ? null : { ok: false, reason: 'PATH_TOKEN_INVALID', redemption };
+  }
+
+  private spendAll(buyers: Buyers, r: GateReservation, now: number): GateAnswer | null {
+    for (const budget of r.budgets ?? []) {
+      const waitMs = this.spend(buyers, budget, now);
+      if (waitMs > 0) return { ok: false, reason: 'RATE_LIMITED', scope: budget.scope, retryAfterMs: waitMs };
+    }
+    return null;
+  }
+
+  /** A fixed window, as the script counts: 0 when the attempt fits, else the ms until the window ends. */
+  private spend(buyers: Buyers, budget: GateBudget, now: number): number {
+    const name = `${budget.scope === 'buyer' ? 'u' : 'a'}|${budget.id}`;
+    const window = buyers.budgets.get(name);
+    if (!window || window.expiresAtMs <= now) {
+      this.put(buyers.budgets, name, 1, now + budget.windowMs);
+      return 0;
+    }
+    window.value += 1;
+    return window.value <= budget.points ? 0 : Math.max(1, window.expiresAtMs - now);
+  }
+
+  unlock(productId: number, userId: string, owner: string): Promise<boolean> {
+    const locks = this.buyers.get(productId)?.locks;
+    const lock = locks?.get(userId);
+    if (!locks || !lock || lock.value !== owner || lock.expiresAtMs <= this.nowMs())
+      return Promise.resolve(false);
+    locks.delete(userId);
+    return Promise.resolve(true);
+  }
+
+  reservedBy(productId: number, max: number): Promise<ReadonlySet<string> | null> {
+    const reservations = this.gates.get(productId)?.reservations;
+    if (!reservations) return Promise.resolve(new Set());
+    if (reservations.size > max) return Promise.resolve(null);
+    return Promise.resolve(new Set([...reservations.values()].map((held) => held.userId)));
   }
 
   restore(
@@ -85,51 +175,12 @@ export class MemoryStockGate implements StockGate {
     gate.stock += held.quantity;
     gate.perUser.set(held.userId, Math.max(0, (gate.perUser.get(held.userId) ?? 0) - held.quantity));
     if (forgetKey) {
+      const keys = this.buyersOf(productId).keys;
       const name = `${forgetKey.userId}|${forgetKey.key}`;
-      const recorded = this.productKeys(productId).get(name)?.value;
-      if (recorded?.outcome === 'RESERVED' && recorded.orderId === orderId)
-        this.productKeys(productId).delete(name);
+      const recorded = keys.get(name)?.value;
+      if (recorded?.outcome === 'RESERVED' && recorded.orderId === orderId) keys.delete(name);
     }
     return Promise.resolve(true);
-  }
-
-  recall(productId: number, userId: string, key: string): Promise<KeyOutcome | null> {
-    return Promise.resolve(this.recallNow(productId, userId, key));
-  }
-
-  claimKey(userId: string, key: string, fingerprint: string, ttlMs: number): Promise<KeyClaim> {
-    const name = `${userId}|${key}`;
-    const earlier = this.claims.get(name);
-    if (earlier && earlier.expiresAtMs > this.nowMs())
-      return Promise.resolve(earlier.value === fingerprint ? 'SAME' : 'OTHER');
-    if (this.claims.size >= this.sweepAt) this.sweep();
-    this.claims.set(name, { value: fingerprint, expiresAtMs: this.nowMs() + ttlMs });
-    return Promise.resolve('NEW');
-  }
-
-  /** Drops expired claims and key records, so that a long sale's keys do not pile up. */
-  private sweep(): void {
-    const now = this.nowMs();
-    for (const [name, claim] of this.claims) if (claim.expiresAtMs <= now) this.claims.delete(name);
-    for (const keys of this.keys.values())
-      for (const [name, entry] of keys) if (entry.expiresAtMs <= now) keys.delete(name);
-    this.sweepAt = Math.max(1_024, this.claims.size * 2);
-  }
-
-  private recallNow(productId: number, userId: string, key: string): KeyOutcome | null {
-    const keys = this.productKeys(productId);
-    const name = `${userId}|${key}`;
-    const entry = keys.get(name);
-    if (!entry) return null;
-    if (entry.expiresAtMs > this.nowMs()) return entry.value;
-    keys.delete(name);
-    return null;
-  }
-
-  private productKeys(productId: number): Map<string, Expiring<KeyOutcome>> {
-    let keys = this.keys.get(productId);
-    if (!keys) this.keys.set(productId, (keys = new Map<string, Expiring<KeyOutcome>>()));
-    return keys;
   }
 
   stockLeft(productId: number): Promise<number | null> {
@@ -153,6 +204,36 @@ export class MemoryStockGate implements StockGate {
   /** Drops a product's gate, as a Redis that restarted empty would. */
   forget(productId: number): void {
     this.gates.delete(productId);
-    this.keys.delete(productId);
+    this.buyers.delete(productId);
+  }
+
+  private buyersOf(productId: number): Buyers {
+    let buyers = this.buyers.get(productId);
+    if (!buyers) {
+      buyers = { keys: new Map(), budgets: new Map(), locks: new Map() };
+      this.buyers.set(productId, buyers);
+    }
+    return buyers;
+  }
+
+  private put<T>(map: Map<string, Expiring<T>>, name: string, value: T, expiresAtMs: number): void {
+    if (!map.has(name) && (this.entries += 1) >= this.sweepAt) this.sweep();
+    map.set(name, { value, expiresAtMs });
+  }
+
+  /** Drops what has expired, so that a long sale's keys, windows and locks do not pile up. */
+  private sweep(): void {
+    const now = this.nowMs();
+    let kept = 0;
+    for (const buyers of this.buyers.values())
+      for (const map of [buyers.keys, buyers.budgets, buyers.locks] as Map<string, Expiring<unknown>>[]) {
+        for (const [name, entry] of map) if (entry.expiresAtMs <= now) map.delete(name);
+        kept += map.size;
+      }
+    this.entries = kept;
+    this.sweepAt = Math.max(SWEEP_EVERY, kept * 2);
   }
 }
+
+const live = <T>(entry: Expiring<T> | undefined, now: number): T | undefined =>
+  entry && entry.expiresAtMs > now ? entry.value : undefined;

@@ -5,7 +5,6 @@ export * from './order-read-model.port.js';
 export * from './outbox.port.js';
 export * from './unit-of-work.port.js';
 export * from './stock-gate.port.js';
-export * from './duplicate-request-lock.port.js';
 export * from './messaging.port.js';
 export * from './sold-out-flags.port.js';
 export * from './rate-limiter.port.js';

@@ -8,12 +8,13 @@ export interface RateLimiter {
   tryConsume(key: string): Promise<RateDecision>;
 }
 
-/** The budgets the service applies (DESIGN §3, Admission); a budget that is off is null. */
+/**
+ * The budgets the routes spend before their work; a budget that is off is null. The order route's budgets (per
+ * buyer and per client address, on the product ordered) are spent by the stock gate, in its atomic step.
+ */
 export type RateBudgets = Readonly<{
-  /** order requests per buyer */
-  orderUser: RateLimiter | null;
-  /** order and sale path requests per client address */
-  orderAddress: RateLimiter | null;
+  /** sale path requests per client address */
+  pathAddress: RateLimiter | null;
   /** payments, cancellations and sale path requests per buyer */
   write: RateLimiter | null;
   /** reads (an order, its event stream, a product) per buyer, or per client address when anonymous */

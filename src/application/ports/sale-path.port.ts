@@ -7,15 +7,12 @@ export type SalePathRedemption = 'REDEEMED' | 'UNKNOWN' | 'NOT_YOURS';
 /**
  * Short-lived, single-use tokens bound to a buyer and a product. A product that requires one takes an order
  * only with a token issued to that buyer for that product, once, before it expires. Shared by every API
- * instance: a token issued by one is redeemed by another.
+ * instance: a token issued by one is used up by another. The stock gate uses a token up, in the same atomic
+ * step as the rest of the order attempt (`GateReservation.pathToken`): another buyer's token is refused and
+ * left for its owner; an unknown, used or expired one is UNKNOWN.
  */
 export interface SalePaths {
   issue(userId: string, productId: number, ttlMs: number): Promise<SalePathGrant>;
-  /**
-   * Uses the token up when it was issued to this buyer for this product and has not expired or been used.
-   * Another buyer's token is refused and left for its owner; an unknown, used or expired one is UNKNOWN.
-   */
-  redeem(pathToken: string, userId: string, productId: number): Promise<SalePathRedemption>;
 }
 export const SALE_PATHS = Symbol.for('seckill.SalePaths');
 

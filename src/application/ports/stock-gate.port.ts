@@ -1,6 +1,20 @@
 /** A buyer's Idempotency-Key, kept for `ttlMs` from the request that first used it. */
 export type GateKey = Readonly<{ key: string; ttlMs: number }>;
 
+/**
+ * A budget the attempt spends before anything else, in the same atomic step: `points` attempts per `windowMs`
+ * for one id of its scope (a client address, a buyer), on this product.
+ */
+export type GateBudget = Readonly<{
+  scope: 'address' | 'buyer';
+  id: string;
+  points: number;
+  windowMs: number;
+}>;
+
+/** The buyer's duplicate-click lock on the product (the seed's `tryLock(0, lease)`): whose it is, and its lease. */
+export type GateLock = Readonly<{ owner: string; leaseMs: number }>;
+
 export type GateReservation = Readonly<{
   productId: number;
   orderId: string;
@@ -9,6 +23,18 @@ export type GateReservation = Readonly<{
   perUserLimit: number;
   /** the buyer's key: the outcome is recorded under it in the same atomic step, and a repeat is answered from it */
   idempotency?: GateKey | undefined;
+  /**
+   * The buyer's lock on the product. Held by another request: LOCKED, and nothing else is done. Taken by an
+   * answer that leaves work to do (a reservation to record, a reservation's repeat to answer): every `ok` answer
+   * holds it, every refusal leaves it free.
+   */
+  lock?: GateLock | undefined;
+  /** spent first, in this order: one that is used up answers RATE_LIMITED, and nothing else is done */
+  budgets?: readonly GateBudget[] | undefined;
+  /** the sale path token, used up by this attempt, for a product that requires one (after the key is looked at) */
+  pathToken?: string | undefined;
+  /** only the key's record may answer (NOT_RECORDED without one): nothing is taken */
+  replayOnly?: boolean | undefined;
 }>;
 
 /** What a buyer's key holds: the reservation it made, or the refusal the gate gave, and for what quantity. */
@@ -25,10 +51,15 @@ export type GateAnswer =
   | Readonly<{ ok: false; reason: 'LIMIT_EXCEEDED'; replayed?: true }>
   | Readonly<{ ok: false; reason: 'NOT_LOADED' }>
   /** the key was used for another quantity */
-  | Readonly<{ ok: false; reason: 'KEY_REUSED' }>;
-
-/** How a key's first request is told from a repeat, and a repeat with another body. */
-export type KeyClaim = 'NEW' | 'SAME' | 'OTHER';
+  | Readonly<{ ok: false; reason: 'KEY_REUSED' }>
+  /** a budget is used up until `retryAfterMs` from now */
+  | Readonly<{ ok: false; reason: 'RATE_LIMITED'; scope: GateBudget['scope']; retryAfterMs: number }>
+  /** another request of the buyer holds the lock, for `retryAfterMs` at most */
+  | Readonly<{ ok: false; reason: 'LOCKED'; retryAfterMs: number }>
+  /** the path token is unknown, used or expired, or another buyer's */
+  | Readonly<{ ok: false; reason: 'PATH_TOKEN_INVALID'; redemption: 'UNKNOWN' | 'NOT_YOURS' }>
+  /** `replayOnly`, and the key holds nothing */
+  | Readonly<{ ok: false; reason: 'NOT_RECORDED' }>;
 
 /** The answer a key's record gives to a request for `quantity`. */
 export const answerFromKey = (recorded: KeyOutcome, quantity: number, stockLeft: number): GateAnswer => {
@@ -44,13 +75,19 @@ export const answerFromKey = (recorded: KeyOutcome, quantity: number, stockLeft:
 };
 
 /**
- * The fast gate in front of MySQL: one atomic step checks the buyer's limit, checks and decrements the
- * stock, and records the reservation by orderId so that its restore happens at most once.
+ * The fast gate in front of MySQL: one atomic step per order attempt spends the budgets, takes the buyer's lock,
+ * looks at the buyer's key, uses the path token up, checks the buyer's limit, checks and decrements the stock,
+ * and records the reservation by orderId so that its restore happens at most once. All of a product's keys
+ * live together (on Redis, one hash tag), so the step runs on a cluster too.
  */
 export interface StockGate {
   /** Loads a product's stock. A live gate is left alone unless `force`: overwriting it would re-open sold stock. */
   warm(productId: number, stock: number, options?: { force?: boolean }): Promise<'WARMED' | 'ALREADY_LIVE'>;
   /**
+   * One atomic step, in this order: the budgets (RATE_LIMITED), the gate loaded (NOT_LOADED), the buyer's lock
+   * (LOCKED), the key's record (a repeat is answered from it; with `replayOnly` and no record, NOT_RECORDED), the
+   * path token (PATH_TOKEN_INVALID), the orderId, the per-user limit (LIMIT_EXCEEDED), the stock (SOLD_OUT), and
+   * the decrement. A refusal before the key's record writes no record, takes no stock and leaves the lock free.
    * Idempotent by orderId: a retried call for an orderId the gate holds takes nothing again and answers ok
    * with the stock left now; once restored, the orderId is spent and takes nothing either. A refused call
    * took nothing, so a retry of it is asked afresh.
@@ -59,13 +96,16 @@ export interface StockGate {
    * takes nothing; a later call for another quantity is KEY_REUSED.
    */
   reserve(reservation: GateReservation): Promise<GateAnswer>;
-  /** What a buyer's key holds for a product: null when nothing was recorded, or it expired. */
-  recall(productId: number, userId: string, key: string): Promise<KeyOutcome | null>;
   /**
-   * Marks a buyer's key as used for a request (`fingerprint`: what the request asked, whatever the product), for
-   * `ttlMs`, unless it already was: NEW the first time, then SAME for the same fingerprint and OTHER for another.
+   * Frees the buyer's lock on the product if `owner` still holds it; false when it had expired or moved on.
+   * It may leave with other unlocks at the next turn of the event loop, never before.
    */
-  claimKey(userId: string, key: string, fingerprint: string, ttlMs: number): Promise<KeyClaim>;
+  unlock(productId: number, userId: string, owner: string): Promise<boolean>;
+  /**
+   * The buyers who ever reserved the product (held or given back), for a product with at most `max` of
+   * them; null above that.
+   */
+  reservedBy(productId: number, max: number): Promise<ReadonlySet<string> | null>;
   /**
    * Gives back a reservation's stock and the user's quota; true only the first time for that orderId. With
    * `forgetKey`, the buyer's key is forgotten too when it holds this reservation: the reservation was never

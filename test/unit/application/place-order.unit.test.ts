@@ -1,7 +1,6 @@
 import { afterEach, describe, expect, it } from '@jest/globals';
 import {
   InfrastructureUnavailable,
-  orderLockKey,
   OutboxStatus,
   reservedMessageId,
   Topics,
@@ -206,19 +205,37 @@ describe('PlaceOrder', () => {
   });
 
   describe('a rejected order writes nothing', () => {
-    it('RATE_LIMITED once the buyer has used up the allowance, other buyers unaffected', async () => {
-      const { listProduct, buy, writes } = await start({ rateLimitPoints: 1 });
-      const productId = await listProduct();
+    it('RATE_LIMITED once the buyer has used up the allowance on the product, other buyers unaffected', async () => {
+      const { listProduct, buy, writes, gate, clock, placeOrder } = await start({ rateLimitPoints: 1 });
+      const productId = await listProduct({ perUserLimit: 3, maxPerOrder: 1 });
       const other = await listProduct();
       expect((await buy('alice', productId)).ok).toBe(true);
       const before = writes();
+      const keyed = () =>
+        placeOrder.execute({
+          userId: 'alice',
+          productId,
+          quantity: 1,
+          correlationId: 'c',
+          idempotencyKey: 'k-1',
+        });
 
-      const second = await buy('alice', other);
+      const second = await keyed();
 
       expect(second).toMatchObject({ ok: false, code: 'RATE_LIMITED' });
       expect((second as { retryAfterMs: number }).retryAfterMs).toBeGreaterThan(0);
       expect(writes()).toEqual(before);
+      expect(await gate.stockLeft(productId)).toBe(9);
+      // blocked in process for the rest of the window: the flood of a bot costs no gate call
+      const calls = gate.reserveCalls;
+      expect(await buy('alice', productId)).toMatchObject({ ok: false, code: 'RATE_LIMITED' });
+      expect(gate.reserveCalls).toBe(calls);
       expect((await buy('bob', productId)).ok).toBe(true);
+      // the budget is the buyer's on this product
+      expect((await buy('alice', other)).ok).toBe(true);
+      // the refused request kept no key and no lock: once the window has passed it is asked afresh
+      clock.advance(MINUTE);
+      expect(await keyed()).toEqual({ ok: true, orderId: expect.any(String), status: 'RESERVED' });
     });
 
     it('PRODUCT_NOT_FOUND for a product that was never listed', async () => {
@@ -295,17 +312,18 @@ describe('PlaceOrder', () => {
     });
 
     it('DUPLICATE_REQUEST while the same buyer already has an order for the product in progress', async () => {
-      const { listProduct, buy, writes, gate, lock } = await start();
+      const { listProduct, buy, writes, gate } = await start({ groupCommit: { maxWaitMs: 50 } });
       const productId = await listProduct();
-      const inProgress = await lock.tryLock(orderLockKey('alice', productId), { waitMs: 0, leaseMs: MINUTE });
+      // its batch waits 50 ms: meanwhile the buyer's lock is held
+      const inProgress = buy('alice', productId);
       const before = writes();
 
       expect(await buy('alice', productId)).toMatchObject({ ok: false, code: 'DUPLICATE_REQUEST' });
       expect(writes()).toEqual(before);
-      expect(gate.reserveCalls).toBe(0);
+      expect(gate.reserveCalls).toBe(2);
       expect((await buy('bob', productId)).ok).toBe(true);
 
-      await inProgress?.release();
+      expect(await inProgress).toMatchObject({ ok: true, status: 'RESERVED' });
       expect((await buy('alice', productId)).ok).toBe(true);
     });
 

@@ -20,11 +20,11 @@ export const productsRouter = (ctx: RouteContext): express.Router => {
     res.json(await ctx.queries.product(productId));
   });
 
-  // the path token spends from the same per-address budget as orders: a bot needs one per order
+  // a bot needs a token per order: the address's path requests have a budget of the order route's size
   router.post(
     SALE_PATH_ROUTE,
     authenticate(ctx.tokens),
-    addressBudget(ctx.budgets.orderAddress, 'order requests'),
+    addressBudget(ctx.budgets.pathAddress, 'sale path requests'),
     budget(ctx.budgets.write, 'sale path requests'),
     async (req, res) => {
       const productId = parse(ProductIdParam, req.params['productId'], 'productId');
