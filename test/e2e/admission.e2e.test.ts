@@ -70,8 +70,14 @@ describe('admission control on the memory profile, over HTTP', () => {
       expect(line.sold).toBeLessThanOrEqual(STOCK);
     });
 
-    it('says when to come back', async () => {
-      const productId = await api.listProduct({ name: 'Handheld', stock: 5 });
+    it('says when to come back, once the address has spent its budget on the product', async () => {
+      const productId = await api.listProduct({ name: 'Handheld', stock: STOCK });
+      // the budget is the address's on this product
+      for (let i = 0; i < ADDRESS_BUDGET; i += 1)
+        await api.request('POST', '/api/v1/seckill/orders', {
+          token: await api.token(`early-bot-${i}`),
+          json: { productId, quantity: 1 },
+        });
       const answer = await fetch(`${service.url}/api/v1/seckill/orders`, {
         method: 'POST',
         headers: {

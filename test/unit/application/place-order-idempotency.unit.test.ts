@@ -143,6 +143,30 @@ describe('PlaceOrder with an Idempotency-Key', () => {
     expect(await gate.stockLeft(productId)).toBe(4);
   });
 
+  it('turns the keyed flood away in process once sold out, and asks the gate only for a buyer who reserved', async () => {
+    const { listProduct, gate } = await start({ consumers: false });
+    const productId = await listProduct({ stock: 2 });
+    const first = await order('alice', productId, 'k-1');
+    await order('bob', productId, 'b-1');
+    expect(await order('carol', productId, 'c-1')).toMatchObject({ ok: false, code: 'SOLD_OUT' });
+    // who reserved is read once, as the product is marked sold out
+    expect(gate.reservedByCalls).toBe(1);
+    const calls = gate.reserveCalls;
+
+    for (let i = 0; i < 20; i += 1)
+      expect(await order(`flood-${i}`, productId, `f-${i}`)).toMatchObject({ ok: false, code: 'SOLD_OUT' });
+    expect(await order('carol', productId, 'c-1')).toMatchObject({ ok: false, code: 'SOLD_OUT' });
+    expect(gate.reserveCalls).toBe(calls);
+
+    // alice may be repeating a 202 that never arrived
+    expect(await order('alice', productId, 'k-1')).toMatchObject({
+      ok: true,
+      orderId: first.ok ? first.orderId : '',
+      replayed: true,
+    });
+    expect(gate.reserveCalls).toBe(calls + 1);
+  });
+
   it('answers a repeat of a reserved order although the product is marked sold out in process', async () => {
     const { listProduct, soldOut } = await start({ consumers: false });
     const productId = await listProduct({ stock: 1 });
