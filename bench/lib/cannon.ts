@@ -3,6 +3,7 @@
  * src/client/flood.ts loads it) and one way to drive it: POST JSON orders with a bearer token that
  * rotates per request, for a bounded time or a bounded number of requests.
  */
+import { randomUUID } from 'node:crypto';
 import { createRequire } from 'node:module';
 
 type CannonRequest = {
@@ -47,6 +48,8 @@ export type Load = Readonly<{
   seconds?: number;
   /** …or send exactly this many requests */
   amount?: number;
+  /** a fresh Idempotency-Key on every request, as the README tells a buyer's app to send */
+  keyed?: boolean;
 }>;
 
 export type LoadResult = Readonly<{
@@ -70,6 +73,8 @@ export const ORDER_PATH = '/api/v1/seckill/orders';
 export const drive = (load: Load): Promise<LoadResult> => {
   const body = JSON.stringify({ productId: load.productId, quantity: 1 });
   const headers = { 'content-type': 'application/json' };
+  // fresh for every run, so that no key of an earlier load answers from its record
+  const keys = randomUUID();
   let next = 0;
   const request: CannonRequest = {
     method: 'POST',
@@ -77,11 +82,17 @@ export const drive = (load: Load): Promise<LoadResult> => {
     body,
     headers,
     // the same work per request for every target, so the load generator costs each of them the same
-    setupRequest: (req) => ({
-      ...req,
-      headers: { ...headers, authorization: `Bearer ${load.tokens[next++ % load.tokens.length]}` },
-      body,
-    }),
+    setupRequest: (req) => {
+      const n = next++;
+      const authorization = `Bearer ${load.tokens[n % load.tokens.length]}`;
+      return {
+        ...req,
+        headers: load.keyed
+          ? { ...headers, authorization, 'idempotency-key': `${keys}-${n}` }
+          : { ...headers, authorization },
+        body,
+      };
+    },
   };
   return new Promise((resolve, reject) => {
     autocannon(

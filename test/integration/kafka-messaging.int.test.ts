@@ -1,9 +1,11 @@
-import { afterAll, beforeAll } from '@jest/globals';
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { Kafka } from 'kafkajs';
-import type { MessageSubscriber } from '../../src/application/index.js';
+import type { InboundMessage, MessageSubscriber } from '../../src/application/index.js';
 import { createKafka } from '../../src/adapters/kafka/kafka-connection.js';
 import { KafkaMessagePublisher } from '../../src/adapters/kafka/kafka-message-publisher.js';
 import { KafkaMessageSubscriber } from '../../src/adapters/kafka/kafka-message-subscriber.js';
+import { PACK_HEADER } from '../../src/adapters/kafka/kafka-packs.js';
 import { messagingContract } from '../contract/messaging.contract.js';
 import { silentLogger } from '../support/contract-helpers.js';
 import { groupsCaughtUp, startTestBroker, type TestBroker } from '../support/kafka.js';
@@ -56,3 +58,87 @@ messagingContract(
     await (fixture.publisher as KafkaMessagePublisher).disconnect();
   },
 );
+
+describe('packs: the messages of one product published together travel as one record', () => {
+  const newTopic = async () => {
+    const topic = `packs-${randomUUID()}`;
+    await broker.createTopics(topic);
+    return topic;
+  };
+
+  /** Every record on a topic as the broker keeps it, read by a raw KafkaJS consumer from the start. */
+  const recordsOn = async (topic: string, expected: number) => {
+    const consumer = kafka.consumer({
+      groupId: `raw-${randomUUID()}`,
+      sessionTimeout: 6_000,
+      maxWaitTimeInMs: 200,
+    });
+    const records: Array<{ key: string; headers: string[] }> = [];
+    await consumer.connect();
+    await consumer.subscribe({ topic: broker.names.topic(topic), fromBeginning: true });
+    const done = new Promise<void>((resolve) => {
+      void consumer.run({
+        eachMessage: ({ message }) => {
+          records.push({ key: message.key?.toString() ?? '', headers: Object.keys(message.headers ?? {}) });
+          if (records.length >= expected) resolve();
+          return Promise.resolve();
+        },
+      });
+    });
+    try {
+      await done;
+    } finally {
+      await consumer.disconnect();
+    }
+    return records;
+  };
+
+  it('sends one record per product for a batch, and every message comes out with its own headers, in order', async () => {
+    const topic = await newTopic();
+    const publisher = new KafkaMessagePublisher(kafka, {
+      names: broker.names,
+      idempotent: broker.cluster !== null,
+    });
+    const subscriber = new KafkaMessageSubscriber(kafka, silentLogger, {
+      sessionTimeoutMs: 6_000,
+      maxWaitTimeMs: 200,
+      names: broker.names,
+    });
+    const sent = Array.from({ length: 60 }, (_, i) => ({
+      topic,
+      key: `product-${i % 2}`,
+      payload: `{"n":${i},"text":"quotes \\" and \\\\ survive"}`,
+      headers: { 'correlation-id': `c-${i}`, 'order-id': `o-${i}` },
+    }));
+    const lone = { topic, key: 'product-9', payload: 'alone', headers: { 'correlation-id': 'c-lone' } };
+    const received: InboundMessage[] = [];
+    const groupId = `group-${randomUUID()}`;
+    try {
+      await subscriber.subscribe({ topic, groupId }, (messages) => {
+        received.push(...messages);
+        return Promise.resolve();
+      });
+      await publisher.publishMany([...sent, lone]);
+      await groupsCaughtUp(kafka, [{ topic, groupId }], broker.names);
+
+      // two packs (one per product) and the lone message as a plain record
+      const records = await recordsOn(topic, 3);
+      expect(records.map((r) => [r.key, r.headers]).sort()).toEqual([
+        ['product-0', [PACK_HEADER]],
+        ['product-1', [PACK_HEADER]],
+        ['product-9', ['correlation-id']],
+      ]);
+      for (const key of ['product-0', 'product-1'])
+        expect(received.filter((m) => m.key === key).map((m) => [m.payload, m.headers])).toEqual(
+          sent.filter((m) => m.key === key).map((m) => [m.payload, m.headers]),
+        );
+      expect(received.find((m) => m.key === 'product-9')).toMatchObject({
+        payload: 'alone',
+        headers: lone.headers,
+      });
+    } finally {
+      await subscriber.stop();
+      await publisher.disconnect();
+    }
+  });
+});

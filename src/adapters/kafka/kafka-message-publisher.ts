@@ -1,10 +1,11 @@
-import { type Kafka, type Message, Partitioners, type Producer } from 'kafkajs';
+import { type Kafka, Partitioners, type Producer } from 'kafkajs';
 import {
   InfrastructureUnavailable,
   type MessagePublisher,
   type OutboundMessage,
 } from '../../application/index.js';
 import { KafkaNames } from './kafka-names.js';
+import { recordsOf } from './kafka-packs.js';
 
 export type KafkaPublisherOptions = Readonly<{
   /** a send without the brokers' acknowledgement by then fails (the outbox relay sends it again) */
@@ -87,19 +88,20 @@ export class KafkaMessagePublisher implements MessagePublisher {
   }
 
   private async send(messages: readonly OutboundMessage[]): Promise<void> {
-    const byTopic = new Map<string, Message[]>();
+    const byTopic = new Map<string, OutboundMessage[]>();
     for (const m of messages) {
       const topic = this.names.topic(m.topic);
       const list = byTopic.get(topic) ?? [];
       byTopic.set(topic, list);
-      list.push({ key: m.key, value: m.payload, headers: { ...m.headers } });
+      list.push(m);
     }
     try {
       await this.connect();
       await this.producer.sendBatch({
         acks: -1,
         timeout: this.sendTimeoutMs,
-        topicMessages: [...byTopic].map(([topic, list]) => ({ topic, messages: list })),
+        // the messages of one product travel together, as one record (a pack)
+        topicMessages: [...byTopic].map(([topic, list]) => ({ topic, messages: recordsOf(list) })),
       });
     } catch (error) {
       if (this.idempotent) this.renewProducer();

@@ -1,6 +1,7 @@
-import type { Consumer, EachBatchPayload, Kafka, KafkaMessage } from 'kafkajs';
+import type { Consumer, EachBatchPayload, Kafka } from 'kafkajs';
 import type { InboundMessage, Logger, MessageSubscriber } from '../../application/index.js';
 import { KafkaNames } from './kafka-names.js';
+import { messagesOf } from './kafka-packs.js';
 
 export type KafkaSubscriberOptions = Readonly<{
   /** partitions one consumer works on at once; one product always sits in one partition */
@@ -20,28 +21,6 @@ export type KafkaSubscriberOptions = Readonly<{
   maxBytesPerPartition?: number;
   names?: KafkaNames;
 }>;
-
-const headerText = (value: Buffer | string | (Buffer | string)[] | undefined): string | undefined => {
-  if (value === undefined) return undefined;
-  const first = Array.isArray(value) ? value[0] : value;
-  return first === undefined ? undefined : first.toString();
-};
-
-const toInbound = (topic: string, partition: number, message: KafkaMessage): InboundMessage => {
-  const headers: Record<string, string> = {};
-  for (const [name, value] of Object.entries(message.headers ?? {})) {
-    const text = headerText(value);
-    if (text !== undefined) headers[name] = text;
-  }
-  return {
-    topic,
-    partition,
-    offset: message.offset,
-    key: message.key?.toString() ?? '',
-    payload: message.value?.toString() ?? '',
-    headers,
-  };
-};
 
 /**
  * Consumer groups on KafkaJS with manual offsets: a batch's offset is committed only after the handler
@@ -111,9 +90,19 @@ export class KafkaMessageSubscriber implements MessageSubscriber {
     const { batch } = payload;
     if (batch.messages.length === 0 || payload.isStale() || !payload.isRunning()) return;
     const { topic, partition } = batch;
-    const messages = batch.messages.map((m) => toInbound(name, partition, m));
+    const messages: InboundMessage[] = [];
+    for (const record of batch.messages) {
+      const read = messagesOf(name, partition, record);
+      if (Array.isArray(read)) messages.push(...read);
+      // nothing can ever read it: kept on the topic, passed over rather than blocking the partition
+      else
+        this.logger.error(
+          { groupId, topic, partition, offset: record.offset, err: read.unreadable },
+          'a record that is not a pack of messages was skipped',
+        );
+    }
     try {
-      await handler(messages);
+      if (messages.length > 0) await handler(messages);
     } catch (error) {
       this.logger.warn(
         { groupId, topic, partition, offset: batch.firstOffset(), err: String(error) },

@@ -169,6 +169,13 @@ export class OrderAdmission {
     }
   }
 
+  /** The gate reserved a unit for the buyer: the product is not sold out, and the buyer is one of its buyers. */
+  reserved(cmd: PlaceOrderCommand): void {
+    // a lapsed sold-out mark let this order look at the gate, and the gate had stock: the mark goes
+    this.deps.soldOut.markAvailable(cmd.productId);
+    this.soldOutBuyers.reserved(cmd.productId, cmd.userId);
+  }
+
   /** Frees the buyer's lock taken by an `ok` answer: the gate sends it after this turn's answers. */
   release(cmd: PlaceOrderCommand, orderId: string): void {
     this.deps.gate.unlock(cmd.productId, cmd.userId, orderId).catch((error: unknown) => {

@@ -78,8 +78,7 @@ export class PlaceOrder {
     // an ok answer holds the buyer's lock until the order is recorded or the repeat answered
     try {
       if ('replayOf' in answer) return await this.replays.answer(cmd, answer.replayOf);
-      // a lapsed sold-out mark let this order look at the gate, and the gate had stock: the mark goes
-      this.deps.soldOut.markAvailable(cmd.productId);
+      this.admission.reserved(cmd);
       await this.journal.record(cmd, orderId);
       return { ok: true, orderId, status: 'RESERVED' };
     } finally {
