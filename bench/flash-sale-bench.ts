@@ -27,6 +27,7 @@ import { fileURLToPath } from 'node:url';
 import type { Connection, RowDataPacket } from 'mysql2/promise';
 import { JwtTokens } from '../src/adapters/http/tokens.js';
 import { connectRedis } from '../src/adapters/redis/redis-connection.js';
+import { SERVICE_NODE_FLAGS } from '../src/infrastructure/node-flags.js';
 import { writeChart } from './chart.js';
 import { type BenchBroker, startBenchBroker } from './lib/broker.js';
 import { drive, type LoadResult, perSecond } from './lib/cannon.js';
@@ -161,6 +162,9 @@ const cleanUp = async () => {
 };
 
 const latencyOf = (r: LoadResult): Latency => ({ p50Ms: r.p50Ms, p99Ms: r.p99Ms, maxMs: r.maxMs });
+/** The mean of two figures per connection count. */
+const meanOf = (a: Readonly<Record<string, number>>, b: Readonly<Record<string, number>>) =>
+  Object.fromEntries(Object.keys(a).map((c) => [c, Math.round(((a[c] ?? 0) + (b[c] ?? a[c] ?? 0)) / 2)]));
 const statusesOf = (r: LoadResult) => ({ ...r.statuses, errors: r.errors, timeouts: r.timeouts });
 const byConnections = <T>(results: Readonly<Record<string, LoadResult>>, pick: (r: LoadResult) => T) =>
   Object.fromEntries(Object.entries(results).map(([c, r]) => [c, pick(r)])) as Record<string, T>;
@@ -225,6 +229,8 @@ type Target = Readonly<{
   productId: number;
   tokens: readonly string[];
   pid?: number;
+  /** a fresh Idempotency-Key on every request */
+  keyed?: boolean;
 }>;
 
 /**
@@ -277,6 +283,8 @@ const baseline = async (
 type RealPhase = Readonly<{
   flood: Record<string, LoadResult>;
   accept: Record<string, LoadResult>;
+  keyedFlood: Record<string, LoadResult>;
+  keyedAccept: Record<string, LoadResult>;
   accepted: number;
   /** orders the worker decided while each accept load ran, per second */
   commitDuringAcceptPerSec: Record<string, number>;
@@ -365,11 +373,13 @@ type Service = Readonly<{
 const startService = async (env: NodeJS.ProcessEnv): Promise<Service> => {
   const apiPort = await freePort();
   const apiMetricsPort = await freePort();
-  const api: Child = startNode(SPLIT ? 'seckill serve' : 'seckill all', MAIN, [SPLIT ? 'serve' : 'all'], {
-    ...env,
-    PORT: String(apiPort),
-    SECKILL_METRICS_PORT: String(apiMetricsPort),
-  });
+  const api: Child = startNode(
+    SPLIT ? 'seckill serve' : 'seckill all',
+    MAIN,
+    [SPLIT ? 'serve' : 'all'],
+    { ...env, PORT: String(apiPort), SECKILL_METRICS_PORT: String(apiMetricsPort) },
+    { nodeArgs: SERVICE_NODE_FLAGS },
+  );
   onCleanup('stop the service', api.stop);
   const base = `http://127.0.0.1:${apiPort}`;
   const apiMetrics = `http://127.0.0.1:${apiMetricsPort}`;
@@ -378,10 +388,13 @@ const startService = async (env: NodeJS.ProcessEnv): Promise<Service> => {
     return { api, worker: null, base, apiMetrics, workerMetrics: apiMetrics, stop: api.stop };
   }
   const workerMetricsPort = await freePort();
-  const worker: Child = startNode('seckill worker', MAIN, ['worker'], {
-    ...env,
-    SECKILL_METRICS_PORT: String(workerMetricsPort),
-  });
+  const worker: Child = startNode(
+    'seckill worker',
+    MAIN,
+    ['worker'],
+    { ...env, SECKILL_METRICS_PORT: String(workerMetricsPort) },
+    { nodeArgs: SERVICE_NODE_FLAGS },
+  );
   onCleanup('stop the worker', worker.stop);
   const workerMetrics = `http://127.0.0.1:${workerMetricsPort}`;
   await answers200(api, `${base}/readyz`);
@@ -462,6 +475,11 @@ const realService = async (run: Run, kafka: BenchBroker): Promise<RealPhase> => 
       { key: 'flood', url: base, productId: floodId, tokens: run.tokens, pid },
       false,
     );
+    const keyedFlood = await measure(
+      'keyed flood (sold out, a fresh Idempotency-Key per request)',
+      { key: 'keyedFlood', url: base, productId: floodId, tokens: run.tokens, pid, keyed: true },
+      false,
+    );
     const commitDuringAcceptPerSec: Record<string, number> = {};
     const accept = await measure(
       'accept',
@@ -477,7 +495,17 @@ const realService = async (run: Run, kafka: BenchBroker): Promise<RealPhase> => 
         };
       },
     );
-    const accepted = FLOOD_STOCK + Object.values(accept).reduce((n, r) => n + (r.statuses['202'] ?? 0), 0);
+    const keyedAccept = await measure(
+      'keyed accept (a fresh Idempotency-Key per request)',
+      { key: 'keyedAccept', url: base, productId: acceptId, tokens: run.tokens, pid, keyed: true },
+      false,
+    );
+    const accepted =
+      FLOOD_STOCK +
+      [...Object.values(accept), ...Object.values(keyedAccept)].reduce(
+        (n, r) => n + (r.statuses['202'] ?? 0),
+        0,
+      );
     say(`waiting for the pipeline to decide ${accepted.toLocaleString('en')} reservations…`);
     const drained = await drain(base, run, db);
     say(`drained: ${JSON.stringify(drained)}`);
@@ -498,6 +526,8 @@ const realService = async (run: Run, kafka: BenchBroker): Promise<RealPhase> => 
     return {
       flood,
       accept,
+      keyedFlood,
+      keyedAccept,
       accepted: accepted + (backlog?.reserved ?? 0),
       commitDuringAcceptPerSec,
       ...drained,
@@ -1023,6 +1053,12 @@ const fullRun = async ({
     naiveProduct!,
   );
   const real = await realService(run, kafka);
+  // bare express again: the machine's pace drifts within a run, so the yardstick is the mean of both runs
+  const bareAfter = await baseline(
+    { key: 'bareExpressAfter', label: 'bare express (again)', script: BARE, env: {} },
+    run,
+    1,
+  );
   const admission = await admissionPhase(run, kafka);
 
   // tokens of buyers the service never saw: fresh for the verifier here too
@@ -1050,7 +1086,27 @@ const fullRun = async ({
     accept: real.accept,
   };
   const floodRps = byConnections(real.flood, (r) => r.rps);
-  const bareExpressRps = byConnections(bare, (r) => r.rps);
+  const bareRuns = {
+    before: byConnections(bare, (r) => r.rps),
+    after: byConnections(bareAfter, (r) => r.rps),
+  };
+  const bareExpressRps = meanOf(bareRuns.before, bareRuns.after);
+  /** the API's (or the baseline's) cores per answer in a load, µs; per accepted order in the accept loads */
+  const apiMicros = (key: string, results: Record<string, LoadResult>, accepted: boolean) =>
+    byConnections(results, (r) => {
+      const perSec = accepted ? perSecond(r, 202) : r.rps;
+      return Math.round(((cpuUse[`${key} @${r.connections}`]?.['target'] ?? 0) / Math.max(1, perSec)) * 1e6);
+    });
+  const apiCpuMicrosPerAnswer = {
+    bareExpress: meanOf(
+      apiMicros('bareExpress', bare, false),
+      apiMicros('bareExpressAfter', bareAfter, false),
+    ),
+    flood: apiMicros('flood', real.flood, false),
+    keyedFlood: apiMicros('keyedFlood', real.keyedFlood, false),
+    accept: apiMicros('accept', real.accept, true),
+    keyedAccept: apiMicros('keyedAccept', real.keyedAccept, true),
+  };
   const headline = real.flood[HEADLINE]!;
   const finishedAt = new Date().toISOString();
   const body: Omit<Figures, 'targets' | keyof Ratios> = {
@@ -1069,7 +1125,17 @@ const fullRun = async ({
     connections: CONNECTIONS,
     headlineConnections: HEADLINE,
     bareExpressRps,
+    bareExpressRuns: bareRuns,
     floodRps,
+    keyed: {
+      floodRps: byConnections(real.keyedFlood, (r) => r.rps),
+      acceptRps: byConnections(real.keyedAccept, (r) => perSecond(r, 202)),
+      latencyMs: {
+        flood: byConnections(real.keyedFlood, latencyOf),
+        accept: byConnections(real.keyedAccept, latencyOf),
+      },
+    },
+    apiCpuMicrosPerAnswer,
     floodRatio: Object.fromEntries(
       CONNECTIONS.map((c) => [c, Number(((floodRps[c] ?? 0) / (bareExpressRps[c] || 1)).toFixed(3))]),
     ),
@@ -1105,11 +1171,14 @@ const fullRun = async ({
     p99Ms: headline.p99Ms,
     latencyMs: byPhase(loads, latencyOf),
     // the service's worker (committing what the API accepted) counts as the server too
-    targetCpuMicrosPerAnswer: byPhase(loads, (r, key) =>
-      Math.round(
-        (((cpuUse[key]?.['target'] ?? 0) + (cpuUse[key]?.['worker'] ?? 0)) / Math.max(1, r.rps)) * 1e6,
+    targetCpuMicrosPerAnswer: {
+      ...byPhase(loads, (r, key) =>
+        Math.round(
+          (((cpuUse[key]?.['target'] ?? 0) + (cpuUse[key]?.['worker'] ?? 0)) / Math.max(1, r.rps)) * 1e6,
+        ),
       ),
-    ),
+      bareExpress: apiCpuMicrosPerAnswer.bareExpress,
+    },
     jwtVerifyMicros: jwt.jwtVerifyMicros,
     jwtRepeatVerifyMicros: jwt.jwtRepeatVerifyMicros,
     hmacVerifyMicros: jwt.hmacVerifyMicros,
@@ -1119,6 +1188,9 @@ const fullRun = async ({
       naiveDb: byConnections(naive, statusesOf),
       flood: byConnections(real.flood, statusesOf),
       accept: byConnections(real.accept, statusesOf),
+      keyedFlood: byConnections(real.keyedFlood, statusesOf),
+      keyedAccept: byConnections(real.keyedAccept, statusesOf),
+      bareExpressAfter: byConnections(bareAfter, statusesOf),
     },
     hotRowUpdatesPerSec: hotRow.perSec,
     hotRowConnections: hotRow.connections,

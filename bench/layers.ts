@@ -108,7 +108,13 @@ const kafkaEncoder = () => {
       topicData: [
         {
           topic: 'seckill.orders.reserved',
-          partitions: [{ partition: 0, firstSequence: 0, messages: messages.map((m) => ({ ...m, timestamp: Date.now() })) }],
+          partitions: [
+            {
+              partition: 0,
+              firstSequence: 0,
+              messages: messages.map((m) => ({ ...m, timestamp: Date.now() })),
+            },
+          ],
         },
       ],
     }).encode();
@@ -127,47 +133,79 @@ const main = async () => {
     Array.from({ length: ORDERS }, (_, i) => signer.sign({ userId: `u${i}`, role: 'user' }, 3600)),
   );
   const verifier = new JwtTokens(secret);
-  add('JWT', 'a token not seen before: HS256 and the claims (fast-jwt)', await cpuMicros(ORDERS, (i) => verifier.verifySync(`Bearer ${fresh[i % ORDERS]}`)));
-  add('JWT', 'a token verified before (the flood clicks again)', await cpuMicros(ORDERS, (i) => verifier.verifySync(`Bearer ${fresh[i % ORDERS]}`)));
+  add(
+    'JWT',
+    'a token not seen before: HS256 and the claims (fast-jwt)',
+    await cpuMicros(ORDERS, (i) => verifier.verifySync(`Bearer ${fresh[i % ORDERS]}`)),
+  );
+  add(
+    'JWT',
+    'a token verified before (the flood clicks again)',
+    await cpuMicros(ORDERS, (i) => verifier.verifySync(`Bearer ${fresh[i % ORDERS]}`)),
+  );
 
   const body = JSON.stringify({ productId: 42, quantity: 1 });
   const key = randomUUID();
-  add('validation', 'the body parsed and checked (JSON.parse, zod), and the Idempotency-Key', await cpuMicros(ORDERS, () => {
-    PlaceOrderBody.safeParse(JSON.parse(body));
-    IdempotencyKeyHeader.safeParse(key);
-  }));
+  add(
+    'validation',
+    'the body parsed and checked (JSON.parse, zod), and the Idempotency-Key',
+    await cpuMicros(ORDERS, () => {
+      PlaceOrderBody.safeParse(JSON.parse(body));
+      IdempotencyKeyHeader.safeParse(key);
+    }),
+  );
 
   const responses = Array.from({ length: ORDERS + Math.floor(ORDERS / 5) }, response);
-  add('security headers', "helmet's headers on an answer (setHeader each)", await cpuMicros(ORDERS, (i) => setHeaders(responses[i]!, API_HEADERS)));
+  add(
+    'security headers',
+    "helmet's headers on an answer (setHeader each)",
+    await cpuMicros(ORDERS, (i) => setHeaders(responses[i]!, API_HEADERS)),
+  );
   const problems = Array.from({ length: ORDERS + Math.floor(ORDERS / 5) }, response);
-  add('answer', 'a 409 SOLD_OUT problem+json written (status line, headers, body) to the socket', await cpuMicros(ORDERS, (i) =>
-    sendProblem(problems[i]!, { status: 409, code: 'SOLD_OUT', detail: 'product 42 is sold out' }, ROUTE),
-  ));
+  add(
+    'answer',
+    'a 409 SOLD_OUT problem+json written (status line, headers, body) to the socket',
+    await cpuMicros(ORDERS, (i) =>
+      sendProblem(problems[i]!, { status: 409, code: 'SOLD_OUT', detail: 'product 42 is sold out' }, ROUTE),
+    ),
+  );
 
   const metrics = new PrometheusMetrics();
   const observer = prometheusObserver(metrics);
   const rates = new AnswerRates();
-  add('metrics', 'the request counted and timed, the order answer counted (prom-client), the dashboard rate', await cpuMicros(ORDERS, () => {
-    observer.request('POST', ROUTE, 202, 0.012);
-    observer.orderAnswer('RESERVED');
-    rates.mark(true);
-  }));
+  add(
+    'metrics',
+    'the request counted and timed, the order answer counted (prom-client), the dashboard rate',
+    await cpuMicros(ORDERS, () => {
+      observer.request('POST', ROUTE, 202, 0.012);
+      observer.orderAnswer('RESERVED');
+      rates.mark(true);
+    }),
+  );
 
   const ids = new RandomIdGenerator();
-  add('ids', 'three UUIDs: the correlation id, the order id, the event id', await cpuMicros(ORDERS, () => {
-    ids.next();
-    ids.next();
-    ids.next();
-  }));
+  add(
+    'ids',
+    'three UUIDs: the correlation id, the order id, the event id',
+    await cpuMicros(ORDERS, () => {
+      ids.next();
+      ids.next();
+      ids.next();
+    }),
+  );
 
   const commands = orderCommands(ids);
   const noEvents = { readMany: () => Promise.resolve(new Map()) } as never;
   const batches = Math.ceil(ORDERS / BATCH);
   const prepared = Array.from({ length: batches + Math.ceil(batches / 5) }, (_, i) => reservations(BATCH, i));
-  add('domain', "each order's first event decided through the command handler, its outbox message made", (await cpuMicros(batches, async (i) => {
-    const decisions = await commands.decideMany(noEvents, prepared[i]!);
-    messagesOf(decisions.flatMap((d) => d.envelopes));
-  })) / BATCH);
+  add(
+    'domain',
+    "each order's first event decided through the command handler, its outbox message made",
+    (await cpuMicros(batches, async (i) => {
+      const decisions = await commands.decideMany(noEvents, prepared[i]!);
+      messagesOf(decisions.flatMap((d) => d.envelopes));
+    })) / BATCH,
+  );
 
   const session = capturingSession();
   const events = new MySqlEventStore(session);
@@ -175,25 +213,44 @@ const main = async () => {
   const outbox = new MySqlOutbox(session);
   const decided = await Promise.all(prepared.map((batch) => commands.decideMany(noEvents, batch)));
   const now = new Date().toISOString();
-  add('MySQL encode', 'the three multi-row statements of a group commit (event, order row, outbox row): rows and escaping (mysql2)', (await cpuMicros(batches, async (i) => {
-    const decisions = decided[i]!;
-    await Promise.all([
-      commands.append(events, decisions),
-      projectOrders(orders, decisions),
-      outbox.addMany(messagesOf(decisions.flatMap((d) => d.envelopes)), now),
-    ]);
-  })) / BATCH);
+  add(
+    'MySQL encode',
+    'the three multi-row statements of a group commit (event, order row, outbox row): rows and escaping (mysql2)',
+    (await cpuMicros(batches, async (i) => {
+      const decisions = decided[i]!;
+      await Promise.all([
+        commands.append(events, decisions),
+        projectOrders(orders, decisions),
+        outbox.addMany(messagesOf(decisions.flatMap((d) => d.envelopes)), now),
+      ]);
+    })) / BATCH,
+  );
 
   const encode = kafkaEncoder();
   const outbound = decided.map((decisions) =>
-    messagesOf(decisions.flatMap((d) => d.envelopes)).map((m) => ({ key: m.key, value: m.payload, headers: { ...m.headers } })),
+    messagesOf(decisions.flatMap((d) => d.envelopes)).map((m) => ({
+      key: m.key,
+      value: m.payload,
+      headers: { ...m.headers },
+    })),
   );
-  add('Kafka encode', 'a produce request of a batch of reservations (kafkajs: records, headers, CRC32C)', (await cpuMicros(batches, (i) => encode(outbound[i]!))) / BATCH);
+  add(
+    'Kafka encode',
+    'a produce request of a batch of reservations (kafkajs: records, headers, CRC32C)',
+    (await cpuMicros(batches, (i) => encode(outbound[i]!))) / BATCH,
+  );
 
   add('logging', 'lines logged per order at the default level (warn): none', 0);
 
   const total = layers.filter((l) => !l.what.includes('verified before')).reduce((n, l) => n + l.micros, 0);
-  const result = { measuredAt: new Date().toISOString(), node: process.version, orders: ORDERS, batch: BATCH, layers, sumMicros: round(total) };
+  const result = {
+    measuredAt: new Date().toISOString(),
+    node: process.version,
+    orders: ORDERS,
+    batch: BATCH,
+    layers,
+    sumMicros: round(total),
+  };
   await mkdir('bench/results', { recursive: true });
   await writeFile('bench/results/layers.json', `${JSON.stringify(result, null, 2)}\n`);
   process.stdout.write(

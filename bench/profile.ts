@@ -18,6 +18,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { JwtTokens } from '../src/adapters/http/tokens.js';
+import { SERVICE_NODE_FLAGS } from '../src/infrastructure/node-flags.js';
 import { drive } from './lib/cannon.js';
 import * as prettier from 'prettier';
 import { type ProfileRun, readProfile, renderProfileComparison, summarize } from './lib/cpu-profile.js';
@@ -93,17 +94,20 @@ try {
     MAIN,
     [SPLIT ? 'serve' : 'all'],
     { ...env, PORT: String(port), SECKILL_METRICS_PORT: String(metricsPort) },
-    { graceMs: 60_000, nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] },
+    { graceMs: 60_000, nodeArgs: [...SERVICE_NODE_FLAGS, '--cpu-prof', `--cpu-prof-dir=${profileDir}`] },
   );
   const base = `http://127.0.0.1:${port}`;
   const metricsBase = `http://127.0.0.1:${metricsPort}`;
   const workerMetricsPort = await freePort();
   const workerMetricsBase = `http://127.0.0.1:${workerMetricsPort}`;
   if (SPLIT) {
-    worker = startNode('seckill worker', MAIN, ['worker'], {
-      ...env,
-      SECKILL_METRICS_PORT: String(workerMetricsPort),
-    });
+    worker = startNode(
+      'seckill worker',
+      MAIN,
+      ['worker'],
+      { ...env, SECKILL_METRICS_PORT: String(workerMetricsPort) },
+      { nodeArgs: SERVICE_NODE_FLAGS },
+    );
     await answers200(worker, `${workerMetricsBase}/readyz`);
   }
   await answers200(service, `${base}/readyz`);

@@ -10,6 +10,7 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { SERVICE_NODE_FLAGS } from '../../src/infrastructure/node-flags.js';
 import { freePort, KafkaCluster } from '../kafka/cluster.js';
 import { exited, running, waitFor } from './processes.js';
 import { RedisCluster, type RedisClusterOptions } from './redis-cluster.js';
@@ -238,7 +239,7 @@ export class Deployment {
     const log = fs.createWriteStream(path.join(this.dir, `${node.name}.log`), { flags: 'a' });
     const child = spawn(
       process.execPath,
-      ['dist/src/infrastructure/main.js', node.role === 'api' ? 'serve' : 'worker'],
+      [...SERVICE_NODE_FLAGS, 'dist/src/infrastructure/main.js', node.role === 'api' ? 'serve' : 'worker'],
       {
         cwd: root,
         env: {

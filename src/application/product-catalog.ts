@@ -18,10 +18,16 @@ export class ProductCatalog {
     private readonly ttlMs: number,
   ) {}
 
+  /** The terms kept in process, without waiting: undefined when they are not kept (or no longer fresh). */
+  cached(productId: number, now = Date.parse(this.clock.now())): ProductTerms | null | undefined {
+    const entry = this.entries.get(productId);
+    return entry && entry.expiresAt > now ? entry.terms : undefined;
+  }
+
   async terms(productId: number): Promise<ProductTerms | null> {
     const now = Date.parse(this.clock.now());
-    const entry = this.entries.get(productId);
-    if (entry && entry.expiresAt > now) return entry.terms;
+    const kept = this.cached(productId, now);
+    if (kept !== undefined) return kept;
     const pending = this.loading.get(productId);
     if (pending) return pending;
     const load = this.load(productId, now).finally(() => this.loading.delete(productId));

@@ -120,6 +120,12 @@ export class PrometheusMetrics implements Metrics {
     if (by > 0) this.counters.get(name)?.inc(labels, by);
   }
 
+  /** A counter with its labels bound once, for a caller that counts the same label set again and again. */
+  boundCounter(name: CounterName, labels: Readonly<Record<string, string>>): { inc: () => void } {
+    const counter = this.counters.get(name);
+    return counter ? counter.labels(labels) : { inc: () => undefined };
+  }
+
   /**
    * What this process has counted since it started, for its beats: the order route's answers by status class
    * (every answer, the ones thrown to the error handler included) and what its commit consumer decided.

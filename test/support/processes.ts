@@ -1,6 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { expect } from '@jest/globals';
+import { SERVICE_NODE_FLAGS } from '../../src/infrastructure/node-flags.js';
 import { eventually } from './contract-helpers.js';
 
 export type LogLine = Record<string, unknown>;
@@ -20,7 +21,7 @@ export const startService = (
   env: Record<string, string>,
 ): WorkerProcess => {
   const lines: LogLine[] = [];
-  const child = spawn('node', ['dist/src/infrastructure/main.js', role], {
+  const child = spawn('node', [...SERVICE_NODE_FLAGS, 'dist/src/infrastructure/main.js', role], {
     env: { ...process.env, ...env, SECKILL_LOG_LEVEL: 'info' },
     stdio: ['ignore', 'pipe', 'inherit'],
   });

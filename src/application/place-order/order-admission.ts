@@ -94,7 +94,7 @@ export class OrderAdmission {
     const address = this.deps.budgets.address ? cmd.clientAddress?.() : undefined;
     const blocked = this.blockedFor(productId, userId, address);
     if (blocked) return blocked;
-    const terms = await this.deps.catalog.terms(productId);
+    const terms = this.deps.catalog.cached(productId) ?? (await this.deps.catalog.terms(productId));
     if (!terms) return rejected('PRODUCT_NOT_FOUND', `product ${productId} does not exist`);
     const rule = purchaseRejection(terms, cmd.quantity, this.deps.clock.now());
     const refused = rule ? rejected(rule.code, rule.detail) : null;

@@ -17,13 +17,13 @@ export type Track = (req: Request, res: Response, route: string | null) => void;
 export const requestTracker =
   (ids: IdGenerator, observer: HttpObserver): Track =>
   (req, res, route) => {
-    const started = process.hrtime.bigint();
-    const given = req.get('x-request-id');
-    const correlationId = given && REQUEST_ID.test(given) ? given : ids.next();
+    const started = performance.now();
+    const given = req.headers['x-request-id'];
+    const correlationId = typeof given === 'string' && REQUEST_ID.test(given) ? given : ids.next();
     locals(res).correlationId = correlationId;
     res.setHeader('X-Request-Id', correlationId);
     res.on('finish', () => {
-      const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+      const seconds = (performance.now() - started) / 1000;
       observer.request(req.method, route ?? matchedRoute(req, res), res.statusCode, seconds);
     });
   };
