@@ -100,7 +100,7 @@ const CONNECTIONS = env('BENCH_CONNECTIONS', '50,256').split(',').map(Number);
 const HEADLINE = Math.max(...CONNECTIONS);
 const BUYERS = 10_000;
 const FLOOD_STOCK = 100;
-const ACCEPT_STOCK = 200_000;
+const ACCEPT_STOCK = 400_000;
 /** the API caps perUserLimit at 10,000 (ListProductBody); with 10,000 buyers no one comes near it */
 const PER_USER_LIMIT = 10_000;
 const NAIVE_STOCK = 50_000_000;
@@ -162,9 +162,7 @@ const cleanUp = async () => {
 };
 
 const latencyOf = (r: LoadResult): Latency => ({ p50Ms: r.p50Ms, p99Ms: r.p99Ms, maxMs: r.maxMs });
-/** The mean of two figures per connection count. */
-const meanOf = (a: Readonly<Record<string, number>>, b: Readonly<Record<string, number>>) =>
-  Object.fromEntries(Object.keys(a).map((c) => [c, Math.round(((a[c] ?? 0) + (b[c] ?? a[c] ?? 0)) / 2)]));
+
 const statusesOf = (r: LoadResult) => ({ ...r.statuses, errors: r.errors, timeouts: r.timeouts });
 const byConnections = <T>(results: Readonly<Record<string, LoadResult>>, pick: (r: LoadResult) => T) =>
   Object.fromEntries(Object.entries(results).map(([c, r]) => [c, pick(r)])) as Record<string, T>;
@@ -241,11 +239,12 @@ const measure = async (
   label: string,
   target: Target,
   warmUp = true,
-  around?: (connections: number) => Promise<(result: LoadResult) => Promise<void>>,
+  around?: Around,
+  counts: readonly number[] = CONNECTIONS,
 ): Promise<Record<string, LoadResult>> => {
   if (warmUp) await drive({ ...target, connections: CONNECTIONS[0] ?? 50, seconds: WARMUP_SECONDS });
   const results: Record<string, LoadResult> = {};
-  for (const connections of CONNECTIONS) {
+  for (const connections of counts) {
     const ended = await around?.(connections);
     const result = await withCpu(`${target.key} @${connections}`, target.pid, () =>
       drive({ ...target, connections, seconds: SECONDS }),
@@ -255,6 +254,64 @@ const measure = async (
     say(`${label} ${describe(result)}; cores ${JSON.stringify(cpuUse[`${target.key} @${connections}`])}`);
   }
   return results;
+};
+
+/** What to do as a measured load starts; it answers what to do once the load has ended. */
+type Around = (connections: number) => Promise<(result: LoadResult) => Promise<void>>;
+
+/** A load of the alternated rounds: a target, how its answers count, and what to do around each round. */
+type RoundLoad = Readonly<{ label: string; target: Target; accepted?: boolean; around?: Around }>;
+
+const ROUNDS = Number(env('BENCH_ROUNDS', '3'));
+
+/**
+ * The loads at the headline connection count, in alternated rounds: each round runs every load once, the order
+ * rotating from round to round, so that the machine's drift over a run (bare express's own pace moved by a
+ * quarter within one run here) falls on every load alike. Each load's round with the median answers per second
+ * stands for it, its latency and CPU too; every round's figure is kept.
+ */
+const alternated = async (
+  loads: readonly RoundLoad[],
+): Promise<Readonly<{ results: Record<string, LoadResult>; rounds: Record<string, number[]> }>> => {
+  const runs: Record<
+    string,
+    Array<{ result: LoadResult; cpu: CpuUse; others: Others; ended?: () => Promise<void> }>
+  > = {};
+  const perSecondOf = (load: RoundLoad, r: LoadResult) => (load.accepted ? perSecond(r, 202) : r.rps);
+  for (let round = 0; round < ROUNDS; round += 1)
+    for (let i = 0; i < loads.length; i += 1) {
+      const load = loads[(i + round) % loads.length]!;
+      const { key } = load.target;
+      const ended = await load.around?.(HEADLINE);
+      const roundKey = `${key} @${HEADLINE} round ${round + 1}`;
+      const result = await withCpu(roundKey, load.target.pid, () =>
+        drive({ ...load.target, connections: HEADLINE, seconds: SECONDS }),
+      );
+      (runs[key] ??= []).push({
+        result,
+        cpu: cpuUse[roundKey] ?? {},
+        others: cpuOthers[roundKey] ?? [],
+        ...(ended ? { ended: () => ended(result) } : {}),
+      });
+      say(
+        `${load.label}, round ${round + 1}: ${describe(result)}; cores ${JSON.stringify(cpuUse[roundKey])}`,
+      );
+    }
+  const results: Record<string, LoadResult> = {};
+  const rounds: Record<string, number[]> = {};
+  for (const load of loads) {
+    const { key } = load.target;
+    const list = runs[key] ?? [];
+    rounds[key] = list.map((r) => perSecondOf(load, r.result));
+    const chosen = [...list].sort((a, b) => perSecondOf(load, a.result) - perSecondOf(load, b.result))[
+      Math.floor(list.length / 2)
+    ]!;
+    results[key] = chosen.result;
+    cpuUse[`${key} @${HEADLINE}`] = chosen.cpu;
+    cpuOthers[`${key} @${HEADLINE}`] = chosen.others;
+    await chosen.ended?.();
+  }
+  return { results, rounds };
 };
 
 // ---- phases ----
@@ -280,11 +337,31 @@ const baseline = async (
   }
 };
 
+/** Bare express, kept running: measured at the other connection counts now, at the headline one in the rounds. */
+const bareExpress = async (run: Run) => {
+  const child = startNode('bare express', BARE, [], { ...process.env, PORT: '0' });
+  onCleanup('stop bare express', child.stop);
+  const port = await portAnnounced(child);
+  say(`bare express listening on ${port}`);
+  const target: Target = {
+    key: 'bareExpress',
+    url: `http://127.0.0.1:${port}`,
+    productId: 1,
+    tokens: run.tokens,
+    pid: child.process.pid,
+  };
+  const others = CONNECTIONS.filter((c) => c !== HEADLINE);
+  const results = await measure('bare express', target, true, undefined, others);
+  return { target, results, stop: child.stop };
+};
+
 type RealPhase = Readonly<{
   flood: Record<string, LoadResult>;
   accept: Record<string, LoadResult>;
   keyedFlood: Record<string, LoadResult>;
   keyedAccept: Record<string, LoadResult>;
+  /** answers per second of each load in each alternated round at the headline count (bare express's too) */
+  rounds: Record<string, number[]>;
   accepted: number;
   /** orders the worker decided while each accept load ran, per second */
   commitDuringAcceptPerSec: Record<string, number>;
@@ -458,7 +535,11 @@ const freshService = async (
   return { service: await startService(environment), db, namespace };
 };
 
-const realService = async (run: Run, kafka: BenchBroker): Promise<RealPhase> => {
+const realService = async (
+  run: Run,
+  kafka: BenchBroker,
+  bare: Awaited<ReturnType<typeof bareExpress>>,
+): Promise<RealPhase> => {
   const { service, db, namespace } = await freshService(run, kafka, '', ADMISSION_ON);
   const { base } = service;
   const unprobe = probeWhileAlive({ name: 'worker', pid: service.worker?.process.pid });
@@ -470,36 +551,56 @@ const realService = async (run: Run, kafka: BenchBroker): Promise<RealPhase> => 
     // the worker has joined its groups and commits: the 100 sold are decided
     while ((await undecidedRows(run, db)) > 0) await sleep(100);
     const pid = service.api.process.pid;
-    const flood = await measure(
-      'flood (sold out)',
-      { key: 'flood', url: base, productId: floodId, tokens: run.tokens, pid },
-      false,
-    );
-    const keyedFlood = await measure(
-      'keyed flood (sold out, a fresh Idempotency-Key per request)',
-      { key: 'keyedFlood', url: base, productId: floodId, tokens: run.tokens, pid, keyed: true },
-      false,
-    );
     const commitDuringAcceptPerSec: Record<string, number> = {};
-    const accept = await measure(
-      'accept',
-      { key: 'accept', url: base, productId: acceptId, tokens: run.tokens, pid },
-      false,
-      async (connections) => {
-        const before = await undecidedRows(run, db);
-        return async (result) => {
-          const grown = (await undecidedRows(run, db)) - before;
-          const decided = (result.statuses['202'] ?? 0) - grown;
-          commitDuringAcceptPerSec[connections] = Math.round(decided / result.seconds);
-          say(`  …the worker decided ${decided.toLocaleString('en')} meanwhile; ${grown} more undecided`);
-        };
+    const duringAccept: Around = async (connections) => {
+      const before = await undecidedRows(run, db);
+      return async (result) => {
+        const grown = (await undecidedRows(run, db)) - before;
+        const decided = (result.statuses['202'] ?? 0) - grown;
+        commitDuringAcceptPerSec[connections] = Math.round(decided / result.seconds);
+        say(`  …the worker decided ${decided.toLocaleString('en')} meanwhile; ${grown} more undecided`);
+      };
+    };
+    const loads: RoundLoad[] = [
+      { label: 'bare express', target: bare.target },
+      {
+        label: 'flood (sold out)',
+        target: { key: 'flood', url: base, productId: floodId, tokens: run.tokens, pid },
       },
-    );
-    const keyedAccept = await measure(
-      'keyed accept (a fresh Idempotency-Key per request)',
-      { key: 'keyedAccept', url: base, productId: acceptId, tokens: run.tokens, pid, keyed: true },
-      false,
-    );
+      {
+        label: 'keyed flood (sold out, a fresh Idempotency-Key per request)',
+        target: { key: 'keyedFlood', url: base, productId: floodId, tokens: run.tokens, pid, keyed: true },
+      },
+      {
+        label: 'accept',
+        target: { key: 'accept', url: base, productId: acceptId, tokens: run.tokens, pid },
+        accepted: true,
+        around: duringAccept,
+      },
+      {
+        label: 'keyed accept (a fresh Idempotency-Key per request)',
+        target: { key: 'keyedAccept', url: base, productId: acceptId, tokens: run.tokens, pid, keyed: true },
+        accepted: true,
+      },
+    ];
+    // the other connection counts once each, then the headline count in alternated rounds with bare express
+    const others = CONNECTIONS.filter((c) => c !== HEADLINE);
+    const single: Record<string, Record<string, LoadResult>> = {};
+    for (const load of loads.slice(1))
+      single[load.target.key] = await measure(load.label, load.target, false, load.around, others);
+    const { results: headline, rounds } = await alternated(loads);
+    const merged = (key: string): Record<string, LoadResult> => ({
+      ...single[key],
+      [HEADLINE]: headline[key]!,
+    });
+    bare.results[HEADLINE] = headline['bareExpress']!;
+    await bare.stop();
+    const [flood, keyedFlood, accept, keyedAccept] = [
+      merged('flood'),
+      merged('keyedFlood'),
+      merged('accept'),
+      merged('keyedAccept'),
+    ];
     const accepted =
       FLOOD_STOCK +
       [...Object.values(accept), ...Object.values(keyedAccept)].reduce(
@@ -528,6 +629,7 @@ const realService = async (run: Run, kafka: BenchBroker): Promise<RealPhase> => 
       accept,
       keyedFlood,
       keyedAccept,
+      rounds,
       accepted: accepted + (backlog?.reserved ?? 0),
       commitDuringAcceptPerSec,
       ...drained,
@@ -1045,20 +1147,15 @@ const fullRun = async ({
   await createDatabase(admin, naiveDb);
   const [naiveProduct, hotRowProduct] = await createNaiveProducts(admin, naiveDb, [NAIVE_STOCK, NAIVE_STOCK]);
 
-  const bare = await baseline({ key: 'bareExpress', label: 'bare express', script: BARE, env: {} }, run, 1);
+  const bareProcess = await bareExpress(run);
   const naiveEnv = { NAIVE_MYSQL_URL: databaseUrl(naiveDb) };
   const naive = await baseline(
     { key: 'naiveDb', label: 'naive DB', script: NAIVE, env: naiveEnv },
     run,
     naiveProduct!,
   );
-  const real = await realService(run, kafka);
-  // bare express again: the machine's pace drifts within a run, so the yardstick is the mean of both runs
-  const bareAfter = await baseline(
-    { key: 'bareExpressAfter', label: 'bare express (again)', script: BARE, env: {} },
-    run,
-    1,
-  );
+  const real = await realService(run, kafka, bareProcess);
+  const bare = bareProcess.results;
   const admission = await admissionPhase(run, kafka);
 
   // tokens of buyers the service never saw: fresh for the verifier here too
@@ -1086,11 +1183,7 @@ const fullRun = async ({
     accept: real.accept,
   };
   const floodRps = byConnections(real.flood, (r) => r.rps);
-  const bareRuns = {
-    before: byConnections(bare, (r) => r.rps),
-    after: byConnections(bareAfter, (r) => r.rps),
-  };
-  const bareExpressRps = meanOf(bareRuns.before, bareRuns.after);
+  const bareExpressRps = byConnections(bare, (r) => r.rps);
   /** the API's (or the baseline's) cores per answer in a load, µs; per accepted order in the accept loads */
   const apiMicros = (key: string, results: Record<string, LoadResult>, accepted: boolean) =>
     byConnections(results, (r) => {
@@ -1098,10 +1191,7 @@ const fullRun = async ({
       return Math.round(((cpuUse[`${key} @${r.connections}`]?.['target'] ?? 0) / Math.max(1, perSec)) * 1e6);
     });
   const apiCpuMicrosPerAnswer = {
-    bareExpress: meanOf(
-      apiMicros('bareExpress', bare, false),
-      apiMicros('bareExpressAfter', bareAfter, false),
-    ),
+    bareExpress: apiMicros('bareExpress', bare, false),
     flood: apiMicros('flood', real.flood, false),
     keyedFlood: apiMicros('keyedFlood', real.keyedFlood, false),
     accept: apiMicros('accept', real.accept, true),
@@ -1125,7 +1215,7 @@ const fullRun = async ({
     connections: CONNECTIONS,
     headlineConnections: HEADLINE,
     bareExpressRps,
-    bareExpressRuns: bareRuns,
+    headlineRounds: { rounds: ROUNDS, perSecond: real.rounds },
     floodRps,
     keyed: {
       floodRps: byConnections(real.keyedFlood, (r) => r.rps),
@@ -1177,7 +1267,6 @@ const fullRun = async ({
           (((cpuUse[key]?.['target'] ?? 0) + (cpuUse[key]?.['worker'] ?? 0)) / Math.max(1, r.rps)) * 1e6,
         ),
       ),
-      bareExpress: apiCpuMicrosPerAnswer.bareExpress,
     },
     jwtVerifyMicros: jwt.jwtVerifyMicros,
     jwtRepeatVerifyMicros: jwt.jwtRepeatVerifyMicros,
@@ -1190,7 +1279,6 @@ const fullRun = async ({
       accept: byConnections(real.accept, statusesOf),
       keyedFlood: byConnections(real.keyedFlood, statusesOf),
       keyedAccept: byConnections(real.keyedAccept, statusesOf),
-      bareExpressAfter: byConnections(bareAfter, statusesOf),
     },
     hotRowUpdatesPerSec: hotRow.perSec,
     hotRowConnections: hotRow.connections,

@@ -51,10 +51,11 @@ export type Figures = Readonly<{
   headlineConnections: number;
   bareExpressRps: PerConnections;
   /**
-   * bare express measured before the service's loads and again after them (absent in older runs):
-   * `bareExpressRps` and bare express's CPU per answer are the mean of the two, the yardstick of the run
+   * At the headline connection count, bare express and the service's four loads ran in `rounds` alternated
+   * rounds; each load's figures are those of its median round (absent in older runs). Answers per second of
+   * every round, by load (202s for the accept loads).
    */
-  bareExpressRuns?: Readonly<{ before: PerConnections; after: PerConnections }>;
+  headlineRounds?: Readonly<{ rounds: number; perSecond: Readonly<Record<string, readonly number[]>> }>;
   floodRps: PerConnections;
   floodRatio: PerConnections;
   /**
@@ -305,42 +306,20 @@ export const rowsOf = (f: Figures): Row[] => {
       '',
     ]);
   const b = f.burst;
-  const runs = f.bareExpressRuns;
+  const rounds = f.headlineRounds;
   const keyed = f.keyed;
   const api = f.apiCpuMicrosPerAnswer;
   const apiCpu = (load: ApiLoad, what: string): Row[] =>
     api ? per(`API CPU µs per answer, ${load}`, api[load], what) : [];
   return [
-    ...per(
-      'bareExpressRps',
-      f.bareExpressRps,
-      runs
-        ? "baseline A: bare express 5 + express.json(), req/s: the mean of its run before the service's loads and its run after them"
-        : 'baseline A: bare express 5 + express.json(), req/s',
-    ),
-    ...(runs
-      ? f.connections.map((c): Row => [
-          `bareExpressRps before / after @${c}`,
-          `${int(runs.before[c])} / ${int(runs.after[c])}`,
-          "baseline A, measured first and again after the service's HTTP loads, req/s",
+    ...per('bareExpressRps', f.bareExpressRps, 'baseline A: bare express 5 + express.json(), req/s'),
+    ...(rounds
+      ? Object.entries(rounds.perSecond).map(([load, values]): Row => [
+          `rounds @${f.headlineConnections}, ${load}`,
+          values.map(int).join(' · '),
+          `answers/s in each of the ${rounds.rounds} alternated rounds (202s for the accept loads); the median round stands for the load`,
           '',
         ])
-      : []),
-    ...per(
-      'floodRps',
-      f.floodRps,
-      'real service, sold-out phase (409 SOLD_OUT from the in-process flag), req/s',
-    ),
-    ...per('floodRatio', f.floodRatio, 'floodRps / bareExpressRps', fixed),
-    ...(keyed
-      ? [
-          ...per(
-            'keyedFloodRps',
-            keyed.floodRps,
-            'the sold-out flood with a fresh Idempotency-Key on every request, req/s',
-          ),
-          ...per('keyedFloodRatio', f.keyedFloodRatio, 'keyedFloodRps / floodRps', fixed),
-        ]
       : []),
     ...per(
       'floodRatioWithoutAdmission',
