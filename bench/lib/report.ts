@@ -322,6 +322,22 @@ export const rowsOf = (f: Figures): Row[] => {
         ])
       : []),
     ...per(
+      'floodRps',
+      f.floodRps,
+      'real service, sold-out phase (409 SOLD_OUT from the in-process flag), req/s',
+    ),
+    ...per('floodRatio', f.floodRatio, 'floodRps / bareExpressRps', fixed),
+    ...(keyed
+      ? [
+          ...per(
+            'keyedFloodRps',
+            keyed.floodRps,
+            'the sold-out flood with a fresh Idempotency-Key on every request, req/s',
+          ),
+          ...per('keyedFloodRatio', f.keyedFloodRatio, 'keyedFloodRps / floodRps', fixed),
+        ]
+      : []),
+    ...per(
       'floodRatioWithoutAdmission',
       f.admission.floodRatioWithout,
       'the flood on a service with every budget and the in-flight bound off (median of the A/B rounds) / bareExpressRps',
