@@ -8,8 +8,6 @@ export * from './outbox-dispatcher.js';
 export * from './product-catalog.js';
 export * from './sold-out-marks.js';
 export * from './use-cases/place-order.use-case.js';
-export { SOLD_OUT_BUYERS_MAX } from './place-order/sold-out-buyers.js';
-export { CallerBlocks, MAX_CALLER_BLOCKS } from './place-order/caller-blocks.js';
 export * from './use-cases/commit-reservations.use-case.js';
 export * from './use-cases/compensate-reservation.use-case.js';
 export * from './use-cases/release-order.use-case.js';

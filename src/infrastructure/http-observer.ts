@@ -40,6 +40,9 @@ export const prometheusObserver = (metrics: PrometheusMetrics): HttpObserver => 
       durations(`${method} ${route}`).observe(seconds);
     },
     orderAnswer: (code) => answers(code).inc(),
-    render: async () => ({ contentType: metrics.registry.contentType, body: await metrics.registry.metrics() }),
+    render: async () => ({
+      contentType: metrics.registry.contentType,
+      body: await metrics.registry.metrics(),
+    }),
   };
 };
