@@ -185,7 +185,7 @@ export type Config = Readonly<{
   demoProduct: boolean;
   /** order requests per buyer per window (points 0: off) */
   rateLimit: Budget;
-  /** the other budgets (DESIGN §3, Admission) and the bound on orders in flight; 0 turns one off */
+  /** the other budgets (docs/operations.md, Admission control) and the bound on orders in flight; 0 turns one off */
   admission: Readonly<{
     /** order and sale path requests per client address */
     address: Budget;
@@ -298,7 +298,7 @@ export class ConfigError extends Error {
   }
 }
 
-/** The budgets and the bound on orders in flight (DESIGN §3, Admission). */
+/** The budgets and the bound on orders in flight (docs/operations.md, Admission control). */
 const admissionOf = (e: z.infer<typeof EnvSchema>): Config['admission'] => ({
   address: {
     // with the development secret the service listens on loopback alone: every client has a local address,

@@ -19,7 +19,7 @@ const API_ROUTERS: ReadonlyArray<(ctx: RouteContext) => express.Router> = [
   adminRouter,
 ];
 
-/** The HTTP API of DESIGN §5. The user is always the token's subject, never a field of the body. */
+/** The HTTP API (docs/api.md). The user is always the token's subject, never a field of the body. */
 export const createHttpApp = (deps: HttpDependencies): express.Express => {
   const app = express();
   app.disable('x-powered-by');

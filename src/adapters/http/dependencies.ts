@@ -35,7 +35,7 @@ export type HttpDependencies = Readonly<{
   watchOrder: WatchOrder;
   salePath: IssueSalePath;
   tokens: JwtTokens;
-  /** the budgets of DESIGN §3 (Admission), each null when off */
+  /** the routes' budgets (docs/operations.md, Admission control), each null when off */
   budgets: RateBudgets;
   /** order requests this process works on at once (0: no bound) */
   ordersInFlightMax: number;

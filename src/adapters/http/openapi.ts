@@ -51,7 +51,7 @@ const retryAfter = {
     schema: { type: 'integer' as const },
   },
 };
-/** A spent budget: RATE_LIMITED with Retry-After (DESIGN §3, Admission). */
+/** A spent budget: RATE_LIMITED with Retry-After (docs/operations.md, Admission control). */
 const limited = (description: string) => ({ ...problem(description), headers: retryAfter });
 
 const orderPath = z.object({ orderId: OrderIdParam.meta({ description: 'the order id (UUID)' }) });
@@ -70,7 +70,7 @@ const idempotencyKey = z.object({
         'same buyer sending it again, with the same body, gets the same answer: the same orderId (202, with ' +
         "`Idempotent-Replayed: true` and the order's status now) or the same SOLD_OUT / LIMIT_EXCEEDED, and never " +
         'takes a second unit, also when the first answer was lost in a crash. A repeat sent while the first is ' +
-        "under way waits for it. Another buyer's key means nothing. The same key with another body: 422.",
+        "under way waits for it. A key belongs to the buyer and the product: another buyer's, or the same on another product, is a request of its own. The same key with another quantity: 422.",
     }),
 });
 const replayed = {
@@ -110,7 +110,7 @@ const paths: ZodOpenApiPathsObject = {
         '413': problem('the body is larger than 16 KiB'),
         '415': problem('the body is not application/json'),
         '422': problem(
-          'IDEMPOTENCY_KEY_REUSED: the Idempotency-Key was used for another body (product or quantity)',
+          'IDEMPOTENCY_KEY_REUSED: the Idempotency-Key was used on this product for another quantity',
         ),
         '429': limited(
           "DUPLICATE_REQUEST, or RATE_LIMITED: the buyer's or the client address's budget is spent, or the process is taking as many orders as it can",

@@ -10,7 +10,7 @@ import type { InboundMessage, OutboundMessage } from '../../application/index.js
  * message alone is a plain record, as the outbox relay and older processes send them, and both are read.
  */
 export const PACK_HEADER = 'seckill-pack';
-export const PACK_MAX_MESSAGES = 500;
+const PACK_MAX_MESSAGES = 500;
 /** about this many characters of payloads and headers at most in one pack (Kafka's default record limit is 1 MB) */
 const PACK_MAX_CHARS = 512 * 1024;
 

@@ -149,7 +149,7 @@ return 1
 `;
 
 /** Reads a key's record (`O:<quantity>:<orderId>`, `S:<quantity>`, `L:<quantity>`). */
-export const parseKeyRecord = (record: string): KeyOutcome | null => {
+const parseKeyRecord = (record: string): KeyOutcome | null => {
   const quantity = Number.parseInt(record.slice(2), 10);
   if (!Number.isSafeInteger(quantity)) return null;
   switch (record[0]) {
@@ -229,12 +229,8 @@ export const gateKeys = (namespace: string, productId: number) => {
 
 type ProductKeys = ReturnType<typeof gateKeys>;
 
-/** A buyer's key for one product, in the product's hash tag. */
-export const buyerKeyName = (namespace: string, productId: number, userId: string, key: string): string =>
-  `${gateKeys(namespace, productId).base}:key:${userId}|${key}`;
-
 /** A buyer's duplicate-click lock on one product, in the product's hash tag. */
-export const lockKeyName = (base: string, userId: string): string => `${base}:lock:${userId}`;
+const lockKeyName = (base: string, userId: string): string => `${base}:lock:${userId}`;
 
 const budgetKeyName = (base: string, budget: GateBudget): string =>
   `${base}:rate:${budget.scope === 'buyer' ? 'u' : 'a'}:${budget.id}`;
