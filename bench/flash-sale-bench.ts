@@ -12,7 +12,8 @@
  * BENCH_BATCH (500), BENCH_BURST (500 orders), BENCH_DEPLOYMENT (split | all; all writes
  * bench/results/latest-all.json only), BENCH_SERVICE_ENV (service settings to try, JSON; writes
  * bench/results/latest-tried.json only), BENCH_KAFKA (kafka | mock: librdkafka's mock cluster, for an A/B;
- * writes bench/results/latest-mock.json only), BENCH_MYSQL_URL (mysql://root@127.0.0.1:3306),
+ * writes bench/results/latest-mock.json only), BENCH_KAFKA_BROKERS (3 | 1: one node, replication 1; writes
+ * bench/results/latest-one-broker.json only), BENCH_MYSQL_URL (mysql://root@127.0.0.1:3306),
  * SECKILL_REDIS_URL, BENCH_SCALEOUT_ROUNDS (3), BENCH_PHASES ("main,scaleout": `main` is everything but the
  * scale-out phase; `scaleout` alone runs only that phase and writes bench/results/latest-scaleout.json only).
  *
@@ -122,6 +123,9 @@ const TRIED = JSON.parse(env('BENCH_SERVICE_ENV', '{}')) as Record<string, strin
 const TRYING = Object.keys(TRIED).length > 0;
 /** `mock`: librdkafka's mock cluster instead of Apache Kafka, for an A/B on the same machine; writes latest-mock.json only */
 const MOCK_KAFKA = env('BENCH_KAFKA', 'kafka') === 'mock';
+/** Apache Kafka nodes of the bench's cluster: 3 (replication 3, min.insync 2, as deployed) or 1 */
+const KAFKA_BROKERS = Number(env('BENCH_KAFKA_BROKERS', '3'));
+if (KAFKA_BROKERS !== 1 && KAFKA_BROKERS !== 3) throw new Error('BENCH_KAFKA_BROKERS: 1 or 3');
 /** the pay/cancel burst: this many committed orders, paid or cancelled this many at a time */
 const BURST = { orders: Number(env('BENCH_BURST', '500')), concurrency: 100 } as const;
 const SECRET = `bench-${randomUUID()}-${randomUUID()}`;
@@ -1108,7 +1112,7 @@ const setUp = async (): Promise<Setup> => {
     `run ${id}: ${BUYERS} buyer tokens signed; ${CONNECTIONS.join(' and ')} connections, ${SECONDS} s per load`,
   );
 
-  const kafka = await startBenchBroker(say, MOCK_KAFKA);
+  const kafka = await startBenchBroker(say, MOCK_KAFKA, KAFKA_BROKERS);
   onCleanup('stop the Kafka cluster', kafka.stop);
   const facts = await serverFacts(admin);
   sharedProbes.push(
@@ -1373,9 +1377,15 @@ const publishScaleOut = async (result: ScaleOutRun) => {
 
 const publish = async (figures: Figures) => {
   await mkdir(`${ROOT}bench/results`, { recursive: true });
-  if (!SPLIT || TRYING || MOCK_KAFKA) {
-    // another deployment's figures, other settings', or the mock broker's, kept beside the page's (the default run's)
-    const name = TRYING ? 'latest-tried.json' : MOCK_KAFKA ? 'latest-mock.json' : 'latest-all.json';
+  if (!SPLIT || TRYING || MOCK_KAFKA || KAFKA_BROKERS !== 3) {
+    // another deployment's figures, other settings', or another broker's, kept beside the page's (the default run's)
+    const name = TRYING
+      ? 'latest-tried.json'
+      : MOCK_KAFKA
+        ? 'latest-mock.json'
+        : KAFKA_BROKERS !== 3
+          ? 'latest-one-broker.json'
+          : 'latest-all.json';
     await writeFile(`${ROOT}bench/results/${name}`, `${JSON.stringify(figures, null, 2)}\n`);
     process.stdout.write(renderText(figures));
     say(`wrote bench/results/${name} (docs/benchmarks.md shows the default run)`);

@@ -30,6 +30,8 @@ export const startBenchBroker = async (
   say: (line: string) => void,
   /** the mock on purpose (BENCH_KAFKA=mock), to compare with Apache Kafka on the same machine */
   useMock = false,
+  /** Apache Kafka nodes: 3 (replication 3, min.insync 2) or 1 */
+  brokers: 1 | 3 = 3,
 ): Promise<BenchBroker> => {
   const java = await javaVersion();
   if (java === null || useMock) {
@@ -50,8 +52,8 @@ export const startBenchBroker = async (
     };
   }
   const cluster = await KafkaCluster.start({
-    brokers: 3,
-    dir: path.join(kafkaCacheDir(), 'bench-cluster'),
+    brokers,
+    dir: path.join(kafkaCacheDir(), `bench-cluster-${brokers}`),
     say,
   });
   const pids = cluster.nodes.map((n) => cluster.pidOf(n.id));
@@ -60,8 +62,13 @@ export const startBenchBroker = async (
     facts: { kind: 'apache-kafka', version: cluster.version, brokers: cluster.nodes.length, java },
     description: `${cluster.description} at ${cluster.brokers}, pids ${pids.join(' ')}`,
     pids,
-    // the production settings: topics created by the service, replication 3, min.insync 2, idempotent producer
-    env: { SECKILL_KAFKA_CREATE_TOPICS: 'true', SECKILL_KAFKA_IDEMPOTENT: 'true' },
+    // the production settings: topics created by the service, replication 3, min.insync 2, idempotent
+    // producer; on one node, replication 1
+    env: {
+      SECKILL_KAFKA_CREATE_TOPICS: 'true',
+      SECKILL_KAFKA_IDEMPOTENT: 'true',
+      ...(brokers === 1 ? { SECKILL_KAFKA_REPLICATION: '1', SECKILL_KAFKA_MIN_INSYNC_REPLICAS: '1' } : {}),
+    },
     cluster,
     stop: () => cluster.destroy(),
   };

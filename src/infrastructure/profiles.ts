@@ -221,5 +221,5 @@ export const bindRealProfile = (container: Container, config: Config, r: RealRes
   );
   container
     .bind<readonly HealthCheck[]>(HEALTH_CHECKS)
-    .toConstantValue([new RedisHealthCheck(r.redis), new MySqlHealthCheck(r.orm), r.kafkaHealth]);
+    .toConstantValue([new RedisHealthCheck(r.redis), new MySqlHealthCheck(r.healthOrm), r.kafkaHealth]);
 };

@@ -18,6 +18,8 @@ export type RealResources = Readonly<{
   /** a second connection: a subscribed Redis connection can run no other command */
   redisSubscriber: RedisClient;
   orm: MikroORM;
+  /** one connection of its own for the readiness check: a full orders pool does not fail it, nor it the pool */
+  healthOrm: MikroORM;
   kafka: Kafka;
   kafkaNames: KafkaNames;
   publisher: KafkaMessagePublisher;
@@ -75,6 +77,7 @@ export const openRealResources = async (config: Config, logger: AppLogger): Prom
   });
   const redisSubscriber = connectRedis({ url: config.redisUrl, subscriber: true });
   const orm = await openMySql({ url: config.mysqlUrl, ...config.mysql });
+  const healthOrm = await openMySql({ url: config.mysqlUrl, ...config.mysql, poolMin: 0, poolMax: 1 });
   const kafka = createKafka(
     {
       brokers: config.kafkaBrokers,
@@ -100,6 +103,7 @@ export const openRealResources = async (config: Config, logger: AppLogger): Prom
     redis,
     redisSubscriber,
     orm,
+    healthOrm,
     kafka,
     kafkaNames: names,
     publisher,
@@ -107,7 +111,7 @@ export const openRealResources = async (config: Config, logger: AppLogger): Prom
     consumerLag,
     close: async () => {
       await Promise.allSettled([publisher.disconnect(), kafkaHealth.close(), consumerLag.close()]);
-      await orm.close(true);
+      await Promise.all([orm.close(true), healthOrm.close(true)]);
       redisSubscriber.disconnect();
       await redis.quit().catch(() => redis.disconnect());
     },

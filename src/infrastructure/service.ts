@@ -7,7 +7,7 @@ import { createHttpApp } from '../adapters/http/app.js';
 import { answerUnreadableRequest } from '../adapters/http/error-mapping.js';
 import { createOpsApp } from '../adapters/http/ops.js';
 import { JwtTokens } from '../adapters/http/tokens.js';
-import type { InstanceRole } from '../application/index.js';
+import { type InstanceRole, ReadinessProbe } from '../application/index.js';
 import type { Application } from './compose.js';
 import type { Config } from './config.js';
 import {
@@ -23,6 +23,11 @@ import { prometheusObserver } from './http-observer.js';
 import type { AppLogger } from './logger.js';
 import { GaugeSampler, PrometheusMetrics } from './metrics.js';
 import { openRealResources, type RealResources } from './real-resources.js';
+
+/** /readyz gives a dependency this long to answer */
+const READINESS_CHECK_TIMEOUT_MS = 2_000;
+/** and answers a round of checks again for this long */
+const READINESS_MAX_AGE_MS = 1_000;
 
 export type Roles = Readonly<{ http: boolean; worker: boolean }>;
 
@@ -133,6 +138,7 @@ export class SeckillService {
   private readonly sampler: GaugeSampler;
   /** says in the instance registry that this process is alive, and how it is doing (every serving process) */
   private heartbeat: InstanceHeartbeat | null = null;
+  private probe: ReadinessProbe | null = null;
   /** host:pid:random, for the life of this process: how the dashboard tells the instances apart */
   readonly instanceId = `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
 
@@ -236,6 +242,15 @@ export class SeckillService {
     return prometheusObserver(this.metrics);
   }
 
+  /** One probe for both listeners: /readyz asks the dependencies at most about once a second. */
+  private readinessProbe(): ReadinessProbe {
+    this.probe ??= new ReadinessProbe(this.app.ports.health, {
+      timeoutMs: READINESS_CHECK_TIMEOUT_MS,
+      maxAgeMs: READINESS_MAX_AGE_MS,
+    });
+    return this.probe;
+  }
+
   private async startHttp(): Promise<void> {
     const { app } = this;
     const httpApp = createHttpApp({
@@ -252,7 +267,7 @@ export class SeckillService {
       budgets: app.ports.budgets,
       ordersInFlightMax: this.config.admission.ordersInFlightMax,
       trustProxy: this.config.admission.trustProxy,
-      health: app.ports.health,
+      readinessProbe: this.readinessProbe(),
       observer: this.observer(),
       logger: this.logger,
       ids: app.ports.ids,
@@ -277,17 +292,19 @@ export class SeckillService {
     const { port, host } = this.config.metrics;
     const opsApp = createOpsApp(
       {
-        health: this.app.ports.health,
+        readinessProbe: this.readinessProbe(),
         observer: this.observer(),
         metrics: { kind: 'open' },
         readiness: isLoopback(host)
           ? { kind: 'everyone' }
-          : { kind: 'admins', tokens: new JwtTokens(this.config.jwtSecret) },
+          : { kind: 'admins', tokens: new JwtTokens(this.config.jwtSecret, this.config.tokenPolicy) },
       },
       this.logger,
     );
-    const server = createServer(opsApp);
+    // the API's bounds: a slow or crowding client holds this port no longer than the API's
+    const server = createHttpServer(this.config.httpServer, opsApp);
     server.on('clientError', answerUnreadableRequest);
+    warnOfDroppedConnections(server, this.logger);
     await listen(server, port ?? 0, host);
     this.metricsServer = server;
     this.logger.info({ url: this.metricsUrl }, 'metrics listening');

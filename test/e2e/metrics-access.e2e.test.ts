@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto';
+import { connect } from 'node:net';
 import { afterEach, describe, expect, it, jest } from '@jest/globals';
 import { SaleDashboard } from '../../src/application/index.js';
+import { JwtTokens } from '../../src/adapters/http/tokens.js';
 import type { SeckillService } from '../../src/infrastructure/service.js';
 import { eventually } from '../support/contract-helpers.js';
 import { ApiClient, startMemoryService } from '../support/e2e-service.js';
@@ -145,5 +147,51 @@ describe('metrics and readiness of a running service', () => {
       });
     expect(text).not.toMatch(/route="\/orders\//);
     expect(sampleOf(text, 'seckill_http_request_duration_seconds_count', { method: 'GET', route })).toBe(4);
+  });
+
+  it("the metrics listener keeps the API's bounds: a client that trickles its headers is cut off", async () => {
+    service = await startMemoryService({
+      SECKILL_METRICS_PORT: '0',
+      SECKILL_HTTP_REQUEST_TIMEOUT_MS: '1000',
+      SECKILL_HTTP_HEADERS_TIMEOUT_MS: '500',
+    });
+    const { hostname, port } = new URL(service.metricsUrl);
+    const socket = connect(Number(port), hostname, () => socket.write('GET /metrics HTTP/1.1\r\n'));
+    // one more byte of a header every 100 ms, for ever: a slowloris
+    const trickle = setInterval(() => socket.write('x'), 100);
+    socket.on('error', () => undefined);
+    const closed = new Promise<'closed'>((resolve) => socket.once('close', () => resolve('closed')));
+    // Node's own bounds would hold it for five minutes
+    const waited = new Promise<'still open'>((resolve) =>
+      setTimeout(() => resolve('still open'), 5_000).unref(),
+    );
+    try {
+      expect(await Promise.race([closed, waited])).toBe('closed');
+    } finally {
+      clearInterval(trickle);
+      socket.destroy();
+    }
+  });
+
+  it("the metrics listener, bound wide, reads admin tokens with the API's issuer and audience", async () => {
+    service = await startMemoryService({
+      SECKILL_METRICS_PORT: '0',
+      SECKILL_METRICS_HOST: '0.0.0.0',
+      SECKILL_JWT_ISSUER: 'seckill-e2e',
+      SECKILL_JWT_AUDIENCE: 'seckill-api',
+    });
+    const { jwtSecret } = service.config;
+    const readyz = `http://127.0.0.1:${new URL(service.metricsUrl).port}/readyz`;
+    const detailsFor = async (tokens: JwtTokens) => {
+      const token = await tokens.sign({ userId: 'ops', role: 'admin' });
+      const answer = await fetch(readyz, { headers: { authorization: `Bearer ${token}` } });
+      return 'details' in ((await answer.json()) as Record<string, unknown>);
+    };
+    const policy = { maxTtlSeconds: 3_600, issuer: 'seckill-e2e', audience: 'seckill-api' };
+    expect(await detailsFor(new JwtTokens(jwtSecret, policy))).toBe(true);
+    // the same secret, for another audience: no admin here
+    expect(await detailsFor(new JwtTokens(jwtSecret, { ...policy, audience: 'another-service' }))).toBe(
+      false,
+    );
   });
 });

@@ -74,8 +74,51 @@ const FAULTS: readonly Fault[] = [
 const rows = async <T>(orm: MikroORM, sql: string, params: unknown[] = []): Promise<T[]> =>
   orm.em.getConnection().execute<T[]>(sql, params);
 
+/**
+ * What the books and the processes say of the orders still undecided: each one's events, outbox rows and
+ * the log lines that name it, so that a drill that failed says where its orders stopped.
+ */
+const undecidedOrders = async (orm: MikroORM, logs: string): Promise<string> => {
+  const stuck = await rows<{ order_id: string; reserved_at: Date }>(
+    orm,
+    "SELECT order_id, reserved_at FROM orders WHERE status = 'RESERVED' ORDER BY reserved_at LIMIT 10",
+  );
+  const lines = fs
+    .readdirSync(logs)
+    .filter((f) => f.endsWith('.log'))
+    .flatMap((f) =>
+      fs
+        .readFileSync(path.join(logs, f), 'utf8')
+        .split('\n')
+        .map((line) => `${f}: ${line.slice(0, 400)}`),
+    );
+  const said: string[] = [];
+  for (const order of stuck) {
+    const events = await rows<{ stream_version: number; type: string; occurred_at: Date }>(
+      orm,
+      'SELECT stream_version, type, occurred_at FROM event_store WHERE stream_id = ? ORDER BY stream_version',
+      [`order-${order.order_id}`],
+    );
+    const outbox = await rows<{ topic: string; status: number; attempts: number; updated_at: Date }>(
+      orm,
+      'SELECT topic, status, attempts, updated_at FROM outbox_message WHERE order_id = ? ORDER BY id',
+      [order.order_id],
+    );
+    said.push(
+      `order ${order.order_id} reserved at ${order.reserved_at.toISOString()}`,
+      `  events: ${JSON.stringify(events)}`,
+      `  outbox: ${JSON.stringify(outbox)}`,
+      ...lines
+        .filter((line) => line.includes(order.order_id))
+        .slice(0, 10)
+        .map((line) => `  ${line}`),
+    );
+  }
+  return said.join('\n');
+};
+
 /** Every accepted order decided and every outbox row consumed: the pipeline has nothing left to do. */
-const pipelineDrained = async (orm: MikroORM): Promise<void> =>
+const pipelineDrained = async (orm: MikroORM, logs: string): Promise<void> =>
   eventually(
     async () => {
       const [reserved] = await rows<{ n: number }>(
@@ -90,7 +133,9 @@ const pipelineDrained = async (orm: MikroORM): Promise<void> =>
     },
     90_000,
     250,
-  );
+  ).catch(async (error: unknown) => {
+    throw new Error(`${String(error)}\n${await undecidedOrders(orm, logs)}`, { cause: error });
+  });
 
 type Drift = { reopened: number; givenBack: number; restoresLost: number };
 type ReconciledLine = { action: string; drift: number; restored?: number };
@@ -226,7 +271,7 @@ describe('scale drill: a flash sale through HAProxy on two APIs, two workers, Re
         seed,
       });
 
-      await pipelineDrained(orm);
+      await pipelineDrained(orm, dir);
       const drift = await reconciled(api, productIds);
 
       // every buyer told 202 holds an order MySQL has decided: committed (perhaps paid) or released with a reason

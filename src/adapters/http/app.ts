@@ -41,7 +41,7 @@ export const createHttpApp = (deps: HttpDependencies): express.Express => {
   app.use(withHeaders(API_HEADERS));
   app.use(trackRequests(track));
   mountOps(app, {
-    health: deps.health,
+    readinessProbe: deps.readinessProbe,
     observer: deps.observer,
     metrics:
       deps.metricsToken === null ? { kind: 'closed' } : { kind: 'credential', token: deps.metricsToken },

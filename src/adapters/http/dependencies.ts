@@ -1,6 +1,5 @@
 import type {
   AuditHistory,
-  HealthCheck,
   IdGenerator,
   IssueSalePath,
   Logger,
@@ -9,6 +8,7 @@ import type {
   PlaceOrder,
   Queries,
   RateBudgets,
+  ReadinessProbe,
   ReconcileStock,
   ReleaseOrder,
   SaleDashboard,
@@ -41,7 +41,8 @@ export type HttpDependencies = Readonly<{
   ordersInFlightMax: number;
   /** express's `trust proxy`: which hops may name the client in X-Forwarded-For */
   trustProxy: boolean | number | string;
-  health: readonly HealthCheck[];
+  /** /readyz's checks, shared with the metrics listener and bounded in rate */
+  readinessProbe: Pick<ReadinessProbe, 'outcomes'>;
   observer: HttpObserver;
   logger: Logger;
   ids: IdGenerator;

@@ -1,6 +1,6 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import express, { type Request, type RequestHandler } from 'express';
-import { checkDependencies, type HealthCheck, type Logger } from '../../application/index.js';
+import type { Logger, ReadinessProbe } from '../../application/index.js';
 import type { HttpObserver } from './dependencies.js';
 import { notFound, problemAnswers } from './error-mapping.js';
 import { HttpProblem } from './problem.js';
@@ -20,13 +20,12 @@ export type ReadinessDetail =
   Readonly<{ kind: 'everyone' }> | Readonly<{ kind: 'admins'; tokens: JwtTokens }>;
 
 export type OpsDependencies = Readonly<{
-  health: readonly HealthCheck[];
+  /** the dependencies' checks, run at most about once a second however often /readyz is asked */
+  readinessProbe: Pick<ReadinessProbe, 'outcomes'>;
   observer: Pick<HttpObserver, 'render'>;
   metrics: MetricsAccess;
   readiness: ReadinessDetail;
 }>;
-
-const CHECK_TIMEOUT_MS = 2_000;
 
 const CHALLENGE = 'Bearer realm="seckill metrics", Basic realm="seckill metrics"';
 
@@ -101,7 +100,7 @@ export const mountOps = (app: express.Express, deps: OpsDependencies): void => {
   });
 
   app.get('/readyz', async (req, res) => {
-    const failures = await checkDependencies(deps.health, CHECK_TIMEOUT_MS);
+    const failures = await deps.readinessProbe.outcomes();
     const ready = failures.every(([, failure]) => failure === null);
     const checks = Object.fromEntries(
       failures.map(([name, failure]) => [name, failure === null ? 'ok' : 'failing']),

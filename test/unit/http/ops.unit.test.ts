@@ -1,7 +1,7 @@
-import { createServer, type Server } from 'node:http';
+import { Agent, createServer, get as httpGet, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from '@jest/globals';
-import type { HealthCheck, Logger } from '../../../src/application/index.js';
+import { type HealthCheck, type Logger, ReadinessProbe } from '../../../src/application/index.js';
 import { createOpsApp, type OpsDependencies } from '../../../src/adapters/http/ops.js';
 import { JwtTokens } from '../../../src/adapters/http/tokens.js';
 
@@ -27,10 +27,13 @@ describe('the ops routes', () => {
     server = null;
   });
 
-  const serve = async (deps: Partial<OpsDependencies>): Promise<string> => {
+  const serve = async ({
+    health = [],
+    ...deps
+  }: Partial<OpsDependencies> & { health?: HealthCheck[] }): Promise<string> => {
     const app = createOpsApp(
       {
-        health: [],
+        readinessProbe: new ReadinessProbe(health, { timeoutMs: 2_000, maxAgeMs: 1_000 }),
         observer: {
           render: () => Promise.resolve({ contentType: 'text/plain; version=0.0.4', body: EXPOSITION }),
         },
@@ -93,6 +96,45 @@ describe('the ops routes', () => {
         details: { mysql: 'connect ECONNREFUSED 10.1.2.3:3306 as seckill_app' },
       });
     });
+
+    it('asked 100,000 times, asks its dependencies at most about once a second', async () => {
+      const asked = { redis: 0, mysql: 0 };
+      const counted = (name: keyof typeof asked): HealthCheck => ({
+        name,
+        check: () => {
+          asked[name] += 1;
+          return Promise.resolve();
+        },
+      });
+      const base = await serve({ health: [counted('redis'), counted('mysql')] });
+      const startedAt = performance.now();
+      let sent = 0;
+      const statuses = new Map<number, number>();
+      const agent = new Agent({ keepAlive: true, maxSockets: 64 });
+      const readyz = () =>
+        new Promise<number>((resolve, reject) =>
+          httpGet(`${base}/readyz`, { agent }, (response) => {
+            response.resume();
+            response.on('end', () => resolve(response.statusCode ?? 0));
+          }).on('error', reject),
+        );
+      const caller = async () => {
+        while (sent < 100_000) {
+          sent += 1;
+          const status = await readyz();
+          statuses.set(status, (statuses.get(status) ?? 0) + 1);
+        }
+      };
+      await Promise.all(Array.from({ length: 64 }, caller));
+      agent.destroy();
+      const seconds = (performance.now() - startedAt) / 1_000;
+      expect(Object.fromEntries(statuses)).toEqual({ 200: 100_000 });
+      // one round when the first call came, then at most one for each second that followed
+      for (const count of Object.values(asked)) {
+        expect(count).toBeGreaterThanOrEqual(1);
+        expect(count).toBeLessThanOrEqual(Math.ceil(seconds) + 1);
+      }
+    }, 180_000);
 
     it('is ready when every check answers', async () => {
       const base = await serve({ health: [healthy('redis'), healthy('kafka')] });
