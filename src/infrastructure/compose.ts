@@ -27,6 +27,7 @@ import {
   IssueSalePath,
   type RateBudgets,
   type SalePaths,
+  type StreamTickets,
   ReconcileStock,
   RelayOutbox,
   ReleaseOrder,
@@ -54,6 +55,8 @@ export type Ports = Readonly<{
   soldOut: SoldOutFlags;
   budgets: RateBudgets;
   salePaths: SalePaths;
+  /** tickets that open an order's event stream from a browser */
+  streamTickets: StreamTickets;
   publisher: MessagePublisher;
   lag: ConsumerLag;
   /** where every process of the deployment beats, for the dashboard */
@@ -76,6 +79,7 @@ export type CompositionConfig = Pick<
   | 'admission'
   | 'lockLeaseMs'
   | 'idempotencyKeyTtlMs'
+  | 'idempotencyKeysMax'
   | 'groupCommit'
   | 'publish'
   | 'mergeDecrements'
@@ -146,6 +150,7 @@ export const compose = (ports: Ports, config: CompositionConfig): Application =>
       buyer: budgetSize(config.rateLimit),
       address: budgetSize(config.admission.address),
     },
+    lookups: ports.budgets.read,
     soldOut,
     gate,
     orders,
@@ -158,6 +163,7 @@ export const compose = (ports: Ports, config: CompositionConfig): Application =>
     metrics,
     lockLeaseMs: config.lockLeaseMs,
     idempotencyKeyTtlMs: config.idempotencyKeyTtlMs,
+    idempotencyKeysMax: config.idempotencyKeysMax,
     groupCommit: config.groupCommit,
   });
   const commit = new CommitReservations({
@@ -210,7 +216,7 @@ export const compose = (ports: Ports, config: CompositionConfig): Application =>
   });
   const products = new ManageProducts({ unitOfWork, gate, soldOut, catalog, clock, ids: eventIds, logger });
   const queries = new Queries(inventory, orders, gate);
-  const watchOrder = new WatchOrder(orders, clock, config.orderEvents);
+  const watchOrder = new WatchOrder(orders, ports.streamTickets, clock, config.orderEvents);
   const salePath = new IssueSalePath({ catalog, salePaths, clock, ttlMs: config.pathTokenTtlMs });
   const dashboard = new SaleDashboard({
     inventory,

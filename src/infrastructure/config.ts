@@ -67,11 +67,16 @@ const EnvSchema = z.object({
   SECKILL_SOLD_OUT_FLAG_TTL_MS: intFrom(2_000, 10),
   SECKILL_LOCK_LEASE_MS: intFrom(5_000, 100),
   SECKILL_IDEMPOTENCY_KEY_TTL_MS: intFrom(24 * 3600_000, 1_000),
+  SECKILL_IDEMPOTENCY_KEYS_MAX: intFrom(100),
   SECKILL_PRODUCT_CACHE_MS: intFrom(1_000),
   SECKILL_PAYMENT_TIMEOUT_MS: intFrom(15 * 60_000, 1),
   SECKILL_PAYMENT_SCAN_MS: intFrom(30_000, 100),
   SECKILL_ORDER_EVENTS_POLL_MS: intFrom(250, 10),
   SECKILL_ORDER_EVENTS_MAX_MS: intFrom(15 * 60_000, 1_000),
+  SECKILL_ORDER_EVENTS_GRACE_MS: intFrom(60_000),
+  SECKILL_ORDER_EVENTS_PER_BUYER: intFrom(3, 1),
+  SECKILL_ORDER_EVENTS_MAX: intFrom(2_000, 1),
+  SECKILL_ORDER_EVENTS_TICKET_TTL_MS: intFrom(60_000, 1_000),
   SECKILL_OUTBOX_RELAY_MS: intFrom(5_000, 100),
   SECKILL_OUTBOX_PENDING_GRACE_MS: intFrom(2_000),
   SECKILL_OUTBOX_STALE_SENT_MS: intFrom(5 * 60_000),
@@ -205,11 +210,20 @@ export type Config = Readonly<{
   lockLeaseMs: number;
   /** how long a buyer's Idempotency-Key answers repeats: as long as a sale may last */
   idempotencyKeyTtlMs: number;
+  /** the most live Idempotency-Keys one buyer holds on one product (0: no bound) */
+  idempotencyKeysMax: number;
   productCacheMs: number;
   paymentTimeoutMs: number;
   paymentScanMs: number;
   /** how a buyer's order event stream reads the projection, and how long one lasts */
-  orderEvents: Readonly<{ pollMs: number; maxMs: number }>;
+  orderEvents: Readonly<{
+    pollMs: number;
+    maxMs: number;
+    graceMs: number;
+    perBuyerMax: number;
+    processMax: number;
+    ticketTtlMs: number;
+  }>;
   outbox: Readonly<{
     relayEveryMs: number;
     pendingGraceMs: number;
@@ -377,10 +391,18 @@ export const loadConfig = (env: NodeJS.ProcessEnv = process.env): Config => {
     soldOutFlagTtlMs: e.SECKILL_SOLD_OUT_FLAG_TTL_MS,
     lockLeaseMs: e.SECKILL_LOCK_LEASE_MS,
     idempotencyKeyTtlMs: e.SECKILL_IDEMPOTENCY_KEY_TTL_MS,
+    idempotencyKeysMax: e.SECKILL_IDEMPOTENCY_KEYS_MAX,
     productCacheMs: e.SECKILL_PRODUCT_CACHE_MS,
     paymentTimeoutMs: e.SECKILL_PAYMENT_TIMEOUT_MS,
     paymentScanMs: e.SECKILL_PAYMENT_SCAN_MS,
-    orderEvents: { pollMs: e.SECKILL_ORDER_EVENTS_POLL_MS, maxMs: e.SECKILL_ORDER_EVENTS_MAX_MS },
+    orderEvents: {
+      pollMs: e.SECKILL_ORDER_EVENTS_POLL_MS,
+      maxMs: e.SECKILL_ORDER_EVENTS_MAX_MS,
+      graceMs: e.SECKILL_ORDER_EVENTS_GRACE_MS,
+      perBuyerMax: e.SECKILL_ORDER_EVENTS_PER_BUYER,
+      processMax: e.SECKILL_ORDER_EVENTS_MAX,
+      ticketTtlMs: e.SECKILL_ORDER_EVENTS_TICKET_TTL_MS,
+    },
     outbox: {
       relayEveryMs: e.SECKILL_OUTBOX_RELAY_MS,
       pendingGraceMs: e.SECKILL_OUTBOX_PENDING_GRACE_MS,

@@ -25,6 +25,8 @@ import {
   type RateLimiter,
   SALE_PATHS,
   type SalePaths,
+  STREAM_TICKETS,
+  type StreamTickets,
   SCHEDULER,
   type Scheduler,
   SOLD_OUT_FLAGS,
@@ -44,6 +46,7 @@ import { MemoryOutbox } from '../adapters/memory/memory-outbox.js';
 import { MemoryRateLimiter } from '../adapters/memory/memory-rate-limiter.js';
 import { MemoryScheduler } from '../adapters/memory/memory-scheduler.js';
 import { MemorySalePaths } from '../adapters/memory/memory-sale-paths.js';
+import { MemoryStreamTickets } from '../adapters/memory/memory-stream-tickets.js';
 import { MemorySoldOutFlags, MemoryStockBackChannel } from '../adapters/memory/memory-sold-out-flags.js';
 import { MemoryStockGate } from '../adapters/memory/memory-stock-gate.js';
 import { MemoryUnitOfWork } from '../adapters/memory/memory-unit-of-work.js';
@@ -60,6 +63,7 @@ import { RedisHealthCheck } from '../adapters/redis/redis-health-check.js';
 import { RedisInstanceRegistry } from '../adapters/redis/redis-instance-registry.js';
 import { RedisRateLimiter } from '../adapters/redis/redis-rate-limiter.js';
 import { RedisSalePaths } from '../adapters/redis/redis-sale-paths.js';
+import { RedisStreamTickets } from '../adapters/redis/redis-stream-tickets.js';
 import { RedisSoldOutFlags } from '../adapters/redis/redis-sold-out-flags.js';
 import { RedisStockGate } from '../adapters/redis/redis-stock-gate.js';
 import type { Budget, Config } from './config.js';
@@ -143,6 +147,9 @@ export const bindMemoryProfile = (container: Container, config: Config): void =>
     .bind<SalePaths>(SALE_PATHS)
     .toResolvedValue((clock: Clock) => new MemorySalePaths(nowMs(clock)), [CLOCK]);
   container
+    .bind<StreamTickets>(STREAM_TICKETS)
+    .toResolvedValue((clock: Clock) => new MemoryStreamTickets(nowMs(clock)), [CLOCK]);
+  container
     .bind<MemoryMessageBus>(MEMORY_BUS)
     .toResolvedValue(
       (logger: Logger) =>
@@ -190,6 +197,7 @@ export const bindRealProfile = (container: Container, config: Config, r: RealRes
     ),
   );
   container.bind<SalePaths>(SALE_PATHS).toResolvedValue(() => new RedisSalePaths(r.redis, ns));
+  container.bind<StreamTickets>(STREAM_TICKETS).toResolvedValue(() => new RedisStreamTickets(r.redis, ns));
   container.bind<MessagePublisher>(PROFILE_PUBLISHER).toConstantValue(r.publisher);
   container.bind<MessageSubscriber>(MESSAGE_SUBSCRIBER).toResolvedValue(
     (logger: Logger) =>

@@ -54,6 +54,14 @@ export const orderReadModelContract = (
       expect(await orders().get('o2')).toBeNull();
     });
 
+    it('reads several orders in one call, leaving out the unknown ones', async () => {
+      await upsertAll([orderView('one'), orderView('two', { status: 'COMMITTED' }), orderView('three')]);
+      const found = await orders().getMany(['two', 'nobody', 'one']);
+      expect([...found.keys()].sort()).toEqual(['one', 'two']);
+      expect(found.get('two')).toMatchObject({ orderId: 'two', status: 'COMMITTED' });
+      expect(await orders().getMany([])).toEqual(new Map());
+    });
+
     it('replaces an order on a second upsert', async () => {
       await orders().upsert(orderView('o1'));
       const released = orderView('o1', {

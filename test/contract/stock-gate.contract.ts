@@ -424,6 +424,57 @@ export const stockGateContract = (
       });
     });
 
+    describe("a buyer's live keys", () => {
+      const capped = (orderId: string, key: string, overrides: Partial<GateReservation> = {}) =>
+        reservation(orderId, {
+          userId: 'alice',
+          idempotency: { key, ttlMs: MINUTE, maxLive: 3 },
+          ...overrides,
+        });
+
+      it('holds at most maxLive of them on a product: past it KEYS_EXHAUSTED, nothing taken or recorded', async () => {
+        await gate().warm(PRODUCT, 10);
+        await gate().warm(OTHER_PRODUCT, 10);
+        expect(await gate().reserve(capped('o1', 'k1'))).toMatchObject({ ok: true });
+        expect(await gate().reserve(capped('o2', 'k2', { perUserLimit: 0 }))).toMatchObject({
+          reason: 'LIMIT_EXCEEDED',
+        });
+        expect(await gate().reserve(capped('o3', 'k3'))).toMatchObject({ ok: true });
+
+        const refused = await gate().reserve(capped('o4', 'k4'));
+        expect(refused).toMatchObject({ ok: false, reason: 'KEYS_EXHAUSTED' });
+        expect((refused as { retryAfterMs: number }).retryAfterMs).toBeGreaterThan(MINUTE - 10_000);
+        expect((refused as { retryAfterMs: number }).retryAfterMs).toBeLessThanOrEqual(MINUTE);
+        expect(await gate().stockLeft(PRODUCT)).toBe(8);
+        expect(await gate().reserve(capped('o5', 'k4', { replayOnly: true }))).toEqual({
+          ok: false,
+          reason: 'NOT_RECORDED',
+        });
+        // a repeat is answered from its key; a request without a key, another buyer's and another product's go on
+        expect(await gate().reserve(capped('o6', 'k1'))).toMatchObject({ ok: true, replayOf: 'o1' });
+        expect(await gate().reserve(reservation('o7', { userId: 'alice' }))).toMatchObject({ ok: true });
+        expect(await gate().reserve(capped('o8', 'k4', { userId: 'bob' }))).toMatchObject({ ok: true });
+        expect(await gate().reserve(capped('o9', 'k4', { productId: OTHER_PRODUCT }))).toMatchObject({
+          ok: true,
+        });
+      });
+
+      it('frees a place when a key ends, and when a restore forgets its key', async () => {
+        await gate().warm(PRODUCT, 10);
+        const short = (orderId: string, key: string) =>
+          capped(orderId, key, { idempotency: { key, ttlMs: 400, maxLive: 1 } });
+        expect(await gate().reserve(short('o1', 'k1'))).toMatchObject({ ok: true });
+        expect(await gate().reserve(short('o2', 'k2'))).toMatchObject({ reason: 'KEYS_EXHAUSTED' });
+        await eventually(
+          async () => expect(await gate().reserve(short('o3', 'k3'))).toMatchObject({ ok: true }),
+          5_000,
+          50,
+        );
+        expect(await gate().restore(PRODUCT, 'o3', { userId: 'alice', key: 'k3' })).toBe(true);
+        expect(await gate().reserve(short('o4', 'k4'))).toMatchObject({ ok: true });
+      });
+    });
+
     describe("the buyer's lock", () => {
       const locked = (orderId: string, overrides: Partial<GateReservation> = {}) =>
         reservation(orderId, { userId: 'alice', lock: { owner: orderId, leaseMs: MINUTE }, ...overrides });

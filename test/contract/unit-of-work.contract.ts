@@ -349,6 +349,7 @@ const orderCalls = (orderId: string): EveryCall<OrderReadModel> => ({
   upsert: (s) => s.orders.upsert(orderView(orderId)),
   upsertMany: (s) => s.orders.upsertMany([orderView(orderId, { status: 'COMMITTED' })]),
   get: (s) => s.orders.get(orderId),
+  getMany: (s) => s.orders.getMany([orderId, `${orderId}-other`]),
   unitsHeld: (s) => s.orders.unitsHeld('user-1', 7, ['COMMITTED']),
   unitsHeldByUsers: (s) => s.orders.unitsHeldByUsers(['user-1'], 7, ['COMMITTED']),
   findByStatus: (s) => s.orders.findByStatus('COMMITTED', instant(10), 10),

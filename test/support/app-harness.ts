@@ -16,6 +16,7 @@ import { MemoryInventory } from '../../src/adapters/memory/memory-inventory.js';
 import { MemoryMessageBus } from '../../src/adapters/memory/memory-message-bus.js';
 import { MemoryOrderReadModel } from '../../src/adapters/memory/memory-order-read-model.js';
 import { MemoryOutbox } from '../../src/adapters/memory/memory-outbox.js';
+import { MemoryStreamTickets } from '../../src/adapters/memory/memory-stream-tickets.js';
 import { MemorySalePaths } from '../../src/adapters/memory/memory-sale-paths.js';
 import {
   MemorySoldOutFlags,
@@ -123,6 +124,7 @@ export const buildApp = (options: HarnessOptions = {}) => {
       soldOut,
       budgets,
       salePaths,
+      streamTickets: new MemoryStreamTickets(() => Date.parse(clock.now())),
       publisher,
       lag: bus,
       instances,

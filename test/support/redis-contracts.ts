@@ -5,11 +5,13 @@ import { connectRedis, type RedisClient } from '../../src/adapters/redis/redis-c
 import { RedisInstanceRegistry } from '../../src/adapters/redis/redis-instance-registry.js';
 import { RedisRateLimiter } from '../../src/adapters/redis/redis-rate-limiter.js';
 import { RedisSalePaths } from '../../src/adapters/redis/redis-sale-paths.js';
+import { RedisStreamTickets } from '../../src/adapters/redis/redis-stream-tickets.js';
 import { RedisSoldOutFlags } from '../../src/adapters/redis/redis-sold-out-flags.js';
 import { GATE_SCRIPTS, RedisStockGate } from '../../src/adapters/redis/redis-stock-gate.js';
 import { instanceRegistryContract } from '../contract/instance-registry.contract.js';
 import { rateLimiterContract } from '../contract/rate-limiter.contract.js';
 import { salePathsContract } from '../contract/sale-paths.contract.js';
+import { streamTicketsContract } from '../contract/stream-tickets.contract.js';
 import { soldOutFlagsContract } from '../contract/sold-out-flags.contract.js';
 import { stockGateContract } from '../contract/stock-gate.contract.js';
 
@@ -75,6 +77,9 @@ export const redisContracts = (label: string, url: () => string): void => {
   );
   salePathsContract(`RedisSalePaths (${label})`, () =>
     Promise.resolve(new RedisSalePaths(client, freshNamespace())),
+  );
+  streamTicketsContract(`RedisStreamTickets (${label})`, () =>
+    Promise.resolve(new RedisStreamTickets(client, freshNamespace())),
   );
   instanceRegistryContract(
     `RedisInstanceRegistry (${label})`,

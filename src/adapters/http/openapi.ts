@@ -172,25 +172,63 @@ const paths: ZodOpenApiPathsObject = {
       },
     },
   },
+  '/api/v1/orders/{orderId}/stream-ticket': {
+    post: {
+      operationId: 'orderStreamTicket',
+      summary: "A URL that opens the order's event stream without an Authorization header (for EventSource)",
+      description:
+        "A browser's `EventSource` cannot send a bearer token: this answers the stream's URL with a ticket in it, " +
+        'bound to the caller and the order, good for one stream within SECKILL_ORDER_EVENTS_TICKET_TTL_MS (60 s).',
+      security: user,
+      requestParams: { path: orderPath },
+      responses: {
+        '201': ok(
+          'the URL to open, relative to this service',
+          z.object({
+            url: z.string().meta({ example: '/api/v1/orders/6a1c…/events?ticket=Qm9vdHN0cmFwcGVkVGlja2V0' }),
+            expiresAt: z.string().meta({ format: 'date-time' }),
+          }),
+        ),
+        '400': badRequest,
+        '401': unauthorized,
+        '404': problem('ORDER_NOT_FOUND (also for orders of other users)'),
+        '429': limited("RATE_LIMITED: the buyer's read budget is spent"),
+        '503': unavailable,
+      },
+    },
+  },
   '/api/v1/orders/{orderId}/events': {
     get: {
       operationId: 'watchOrder',
       summary: "Watch one of the caller's orders decide (server-sent events)",
       description:
         'A `text/event-stream`: an `event: status` with the order as it stands, then one per status change, ' +
-        'until the order is PAID or RELEASED (or the stream has lasted SECKILL_ORDER_EVENTS_MAX_MS). Each ' +
-        "event's data is the order, as GET /api/v1/orders/{orderId} answers it.",
-      security: user,
-      requestParams: { path: orderPath },
+        'until the order is PAID or RELEASED, SECKILL_ORDER_EVENTS_GRACE_MS after it is COMMITTED, or once the ' +
+        "stream has lasted SECKILL_ORDER_EVENTS_MAX_MS. Each event's data is the order, as GET " +
+        '/api/v1/orders/{orderId} answers it. The caller is the bearer token, or, without an Authorization ' +
+        'header, the `ticket` of POST /api/v1/orders/{orderId}/stream-ticket. A buyer holds at most ' +
+        'SECKILL_ORDER_EVENTS_PER_BUYER (3) streams open at once in a process.',
+      security: [{ bearer: [] }, {}],
+      requestParams: {
+        path: orderPath,
+        query: z.object({
+          ticket: z
+            .string()
+            .optional()
+            .meta({ description: 'a stream ticket, used once, instead of the Authorization header' }),
+        }),
+      },
       responses: {
         '200': {
           description: 'the stream of status events',
           content: { 'text/event-stream': { schema: Order } },
         },
         '400': badRequest,
-        '401': unauthorized,
+        '401': problem('missing, malformed or expired bearer token; INVALID_TICKET'),
         '404': problem('ORDER_NOT_FOUND (also for orders of other users)'),
-        '429': limited("RATE_LIMITED: the buyer's read budget is spent"),
+        '429': limited(
+          "RATE_LIMITED: the buyer's read budget is spent, the buyer holds as many streams as allowed, or this server follows as many as it can",
+        ),
       },
     },
   },

@@ -23,6 +23,15 @@ export class MemoryOrderReadModel implements OrderReadModel {
     return Promise.resolve(this.session.get('orders', orderId) ?? null);
   }
 
+  getMany(orderIds: readonly string[]): Promise<Map<string, OrderView>> {
+    const found = new Map<string, OrderView>();
+    for (const orderId of orderIds) {
+      const view = this.session.get('orders', orderId);
+      if (view) found.set(orderId, view);
+    }
+    return Promise.resolve(found);
+  }
+
   unitsHeld(userId: string, productId: number, statuses: readonly OrderStatus[]): Promise<number> {
     let units = 0;
     for (const o of this.session.rows('orders'))

@@ -19,6 +19,8 @@ type ProductGate = {
 /** What belongs to a buyer on a product (keys, budgets, locks), by `userId|key`, `u|id` / `a|id`, userId. */
 type Buyers = {
   keys: Map<string, Expiring<KeyOutcome>>;
+  /** each buyer's live keys, in the order they end: key → when */
+  liveKeys: Map<string, Map<string, number>>;
   budgets: Map<string, Expiring<number>>;
   locks: Map<string, Expiring<string>>;
 };
@@ -75,17 +77,15 @@ export class MemoryStockGate implements StockGate {
     if (r.lock && lock && lock.expiresAtMs > now)
       return { ok: false, reason: 'LOCKED', retryAfterMs: Math.max(1, lock.expiresAtMs - now) };
     const keyed = r.idempotency;
-    const recorded = keyed ? live(buyers.keys.get(`${r.userId}|${keyed.key}`), now) : undefined;
-    if (recorded) {
-      if (recorded.outcome === 'RESERVED') this.takeLock(buyers, r, now);
-      return answerFromKey(recorded, r.quantity, gate.stock);
-    }
-    if (r.replayOnly) return { ok: false, reason: 'NOT_RECORDED' };
+    const byKey = this.answerByKey(buyers, gate, r, now);
+    if (byKey) return byKey;
     const pathRefused = this.redeem(r);
     if (pathRefused) return pathRefused;
     const answer = this.take(gate, r);
-    if (keyed && 'outcome' in answer)
+    if (keyed && 'outcome' in answer) {
       this.put(buyers.keys, `${r.userId}|${keyed.key}`, answer.outcome, now + keyed.ttlMs);
+      if (keyed.maxLive) this.liveKeysOf(buyers, r.userId).set(keyed.key, now + keyed.ttlMs);
+    }
     if (answer.answer.ok) this.takeLock(buyers, r, now);
     return answer.answer;
   }
@@ -115,6 +115,38 @@ export class MemoryStockGate implements StockGate {
       answer: { ok: true, stockLeft: gate.stock },
       outcome: { outcome: 'RESERVED', orderId: r.orderId, quantity: r.quantity },
     };
+  }
+
+  /** The key's record answers a repeat; a replay without one, or a key past the buyer's bound, is refused. */
+  private answerByKey(buyers: Buyers, gate: ProductGate, r: GateReservation, now: number): GateAnswer | null {
+    const keyed = r.idempotency;
+    const recorded = keyed ? live(buyers.keys.get(`${r.userId}|${keyed.key}`), now) : undefined;
+    if (recorded) {
+      if (recorded.outcome === 'RESERVED') this.takeLock(buyers, r, now);
+      return answerFromKey(recorded, r.quantity, gate.stock);
+    }
+    if (r.replayOnly) return { ok: false, reason: 'NOT_RECORDED' };
+    return keyed?.maxLive ? this.keysExhausted(buyers, r.userId, keyed.maxLive, now) : null;
+  }
+
+  /** KEYS_EXHAUSTED when the buyer holds `maxLive` keys that have not ended; the ended ones are dropped. */
+  private keysExhausted(buyers: Buyers, userId: string, maxLive: number, now: number): GateAnswer | null {
+    const live = buyers.liveKeys.get(userId);
+    if (!live) return null;
+    for (const [key, endsAt] of live) {
+      if (endsAt > now) break;
+      live.delete(key);
+    }
+    if (live.size === 0) buyers.liveKeys.delete(userId);
+    if (live.size < maxLive) return null;
+    const first = live.values().next();
+    return { ok: false, reason: 'KEYS_EXHAUSTED', retryAfterMs: Math.max(1, (first.value ?? now) - now) };
+  }
+
+  private liveKeysOf(buyers: Buyers, userId: string): Map<string, number> {
+    let live = buyers.liveKeys.get(userId);
+    if (!live) buyers.liveKeys.set(userId, (live = new Map<string, number>()));
+    return live;
   }
 
   private takeLock(buyers: Buyers, r: GateReservation, now: number): void {
@@ -178,7 +210,10 @@ export class MemoryStockGate implements StockGate {
       const keys = this.buyersOf(productId).keys;
       const name = `${forgetKey.userId}|${forgetKey.key}`;
       const recorded = keys.get(name)?.value;
-      if (recorded?.outcome === 'RESERVED' && recorded.orderId === orderId) keys.delete(name);
+      if (recorded?.outcome === 'RESERVED' && recorded.orderId === orderId) {
+        keys.delete(name);
+        this.buyersOf(productId).liveKeys.get(forgetKey.userId)?.delete(forgetKey.key);
+      }
     }
     return Promise.resolve(true);
   }
@@ -210,7 +245,7 @@ export class MemoryStockGate implements StockGate {
   private buyersOf(productId: number): Buyers {
     let buyers = this.buyers.get(productId);
     if (!buyers) {
-      buyers = { keys: new Map(), budgets: new Map(), locks: new Map() };
+      buyers = { keys: new Map(), liveKeys: new Map(), budgets: new Map(), locks: new Map() };
       this.buyers.set(productId, buyers);
     }
     return buyers;
@@ -229,6 +264,11 @@ export class MemoryStockGate implements StockGate {
       for (const map of [buyers.keys, buyers.budgets, buyers.locks] as Map<string, Expiring<unknown>>[]) {
         for (const [name, entry] of map) if (entry.expiresAtMs <= now) map.delete(name);
         kept += map.size;
+      }
+    for (const buyers of this.buyers.values())
+      for (const [userId, live] of buyers.liveKeys) {
+        for (const [key, endsAt] of live) if (endsAt <= now) live.delete(key);
+        if (live.size === 0) buyers.liveKeys.delete(userId);
       }
     this.entries = kept;
     this.sweepAt = Math.max(SWEEP_EVERY, kept * 2);

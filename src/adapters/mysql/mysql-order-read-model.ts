@@ -74,6 +74,17 @@ export class MySqlOrderReadModel implements OrderReadModel {
     });
   }
 
+  getMany(orderIds: readonly string[]): Promise<Map<string, OrderView>> {
+    if (orderIds.length === 0) return Promise.resolve(new Map<string, OrderView>());
+    return this.session.run('read orders', async ({ sql }) => {
+      const rows = await sql.query<OrderRecord[]>(
+        `SELECT ${ORDER_COLUMNS} FROM orders WHERE order_id IN (${marks(orderIds.length)})`,
+        [...orderIds],
+      );
+      return new Map<string, OrderView>(rows.map((row) => [row.order_id, fromRecord(row)]));
+    });
+  }
+
   unitsHeld(userId: string, productId: number, statuses: readonly OrderStatus[]): Promise<number> {
     return this.session.run('units held', async ({ em }) => {
       const rows = await em.find(

@@ -3,13 +3,15 @@
 /**
  * One order attempt, in one atomic step.
  * KEYS: 1 stock, 2 per-user units, 3 reservations by orderId, 4 the buyer's lock, 5 the buyer's key, 6 the
- * buyer's budget, 7 the address's budget, 8 the path token. ARGV: 1 userId, 2 orderId, 3 quantity,
- * 4 perUserLimit, 5 key ttl ms (0: no key), 6 lock lease ms (0: no lock), 7-8 buyer budget points and window
- * ms (0: off), 9-10 address budget points and window ms (0: off), 11 '1': redeem the path token, 12 '1': answer
- * from the key only.
+ * buyer's budget, 7 the address's budget, 8 the path token, 9 the buyer's live keys (a sorted set: key → when
+ * it ends). ARGV: 1 userId, 2 orderId, 3 quantity, 4 perUserLimit, 5 key ttl ms (0: no key), 6 lock lease ms
+ * (0: no lock), 7-8 buyer budget points and window ms (0: off), 9-10 address budget points and window ms
+ * (0: off), 11 '1': redeem the path token, 12 '1': answer from the key only, 13 the most live keys a buyer
+ * holds on the product (0: no bound).
  * Answers {code, stock or ms[, extra]}: 0 reserved, 1 answered from the key's record (extra: the record),
  * -1 sold out, -2 over the user's limit, -3 not loaded, -4 over a budget (ms until it has room; extra: which),
- * -5 locked (ms left of its lease), -6 path token refused (0 unknown, -1 another buyer's), -7 no record.
+ * -5 locked (ms left of its lease), -6 path token refused (0 unknown, -1 another buyer's), -7 no record,
+ * -8 the buyer holds as many live keys as allowed (ms until the first of them ends).
  * The checks run from the cheapest refusal to the decrement, and everything refused before the key's record
  * leaves no trace but the budgets it spent: no record, no stock taken, no lock, the path token kept.
  * A budget is a fixed window (INCR, its PEXPIRE set by the first call), as rate-limiter-flexible counts.
@@ -63,6 +65,25 @@ if keyed then
   end
 end
 if ARGV[12] == '1' then return {-7, stock} end
+local keyEnds = nil
+local bound = tonumber(ARGV[13])
+if keyed and bound > 0 then
+  local time = redis.call('TIME')
+  local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+  redis.call('ZREMRANGEBYSCORE', KEYS[9], '-inf', now)
+  if redis.call('ZCARD', KEYS[9]) >= bound then
+    local first = redis.call('ZRANGE', KEYS[9], 0, 0, 'WITHSCORES')
+    return {-8, math.max(tonumber(first[2]) - now, 1)}
+  end
+  keyEnds = now + tonumber(ARGV[5])
+end
+local function record(outcome)
+  redis.call('SET', KEYS[5], outcome, 'PX', ARGV[5])
+  if keyEnds then
+    redis.call('ZADD', KEYS[9], keyEnds, KEYS[5])
+    redis.call('PEXPIRE', KEYS[9], ARGV[5])
+  end
+end
 if ARGV[11] == '1' then
   local owner = redis.call('GET', KEYS[8])
   if not owner then return {-6, 0} end
@@ -76,17 +97,17 @@ end
 local quantity = tonumber(ARGV[3])
 local held = tonumber(redis.call('HGET', KEYS[2], ARGV[1])) or 0
 if held + quantity > tonumber(ARGV[4]) then
-  if keyed then redis.call('SET', KEYS[5], 'L:' .. quantity, 'PX', ARGV[5]) end
+  if keyed then record('L:' .. quantity) end
   return {-2, stock}
 end
 if stock < quantity then
-  if keyed then redis.call('SET', KEYS[5], 'S:' .. quantity, 'PX', ARGV[5]) end
+  if keyed then record('S:' .. quantity) end
   return {-1, stock}
 end
 local left = redis.call('DECRBY', KEYS[1], quantity)
 redis.call('HINCRBY', KEYS[2], ARGV[1], quantity)
 redis.call('HSET', KEYS[3], ARGV[2], 'H:' .. quantity .. ':' .. ARGV[1])
-if keyed then redis.call('SET', KEYS[5], 'O:' .. quantity .. ':' .. ARGV[2], 'PX', ARGV[5]) end
+if keyed then record('O:' .. quantity .. ':' .. ARGV[2]) end
 if lease > 0 then redis.call('SET', KEYS[4], ARGV[2], 'PX', lease) end
 return {0, left}
 `;
@@ -119,10 +140,10 @@ return redis.call('HVALS', KEYS[1])
 `;
 
 /**
- * KEYS: stock, per-user units, reservations, and the buyer's key (optional). ARGV: orderId. Gives a held
+ * KEYS: stock, per-user units, reservations, and (optional) the buyer's key and live keys. ARGV: orderId. Gives a held
  * reservation back once: the entry turns from H (held) to R (restored), so a second restore finds nothing to
  * do. A lost stock key is not re-created from zero; reconciliation rebuilds it. The key, when given, is
- * forgotten if it holds this reservation.
+ * forgotten if it holds this reservation, and no longer counts among the buyer's live keys.
  */
 export const RESTORE = `
 local entry = redis.call('HGET', KEYS[3], ARGV[1])
@@ -133,8 +154,9 @@ local user = string.sub(entry, sep + 1)
 if redis.call('EXISTS', KEYS[1]) == 1 then redis.call('INCRBY', KEYS[1], quantity) end
 if redis.call('HINCRBY', KEYS[2], user, -quantity) <= 0 then redis.call('HDEL', KEYS[2], user) end
 redis.call('HSET', KEYS[3], ARGV[1], 'R:' .. quantity .. ':' .. user)
-if #KEYS == 4 and redis.call('GET', KEYS[4]) == 'O:' .. quantity .. ':' .. ARGV[1] then
+if #KEYS == 5 and redis.call('GET', KEYS[4]) == 'O:' .. quantity .. ':' .. ARGV[1] then
   redis.call('DEL', KEYS[4])
+  redis.call('ZREM', KEYS[5], KEYS[4])
 end
 return 1
 `;

@@ -34,6 +34,7 @@ type GateCommands = {
     users: string,
     orders: string,
     key: string,
+    liveKeys: string,
     orderId: string,
   ): Promise<number>;
   seckillUnlock(...keysThenOwners: string[]): Promise<number[]>;
@@ -46,9 +47,9 @@ type GateCommands = {
 const withGateCommands = (client: RedisClient): RedisClient & GateCommands => {
   const c = client as RedisClient & Partial<GateCommands>;
   if (typeof c.seckillReserve !== 'function') {
-    client.defineCommand('seckillReserve', { numberOfKeys: 8, lua: RESERVE });
+    client.defineCommand('seckillReserve', { numberOfKeys: 9, lua: RESERVE });
     client.defineCommand('seckillRestore', { numberOfKeys: 3, lua: RESTORE });
-    client.defineCommand('seckillRestoreKeyed', { numberOfKeys: 4, lua: RESTORE });
+    client.defineCommand('seckillRestoreKeyed', { numberOfKeys: 5, lua: RESTORE });
     // the number of keys comes first in each call: an unlock batch holds as many locks as it holds
     client.defineCommand('seckillUnlock', { lua: UNLOCK });
     client.defineCommand('seckillReservedBy', { numberOfKeys: 1, lua: RESERVED_BY });
@@ -78,11 +79,60 @@ export const gateKeys = (namespace: string, productId: number) => {
 
 type ProductKeys = ReturnType<typeof gateKeys>;
 
+/** A buyer's live Idempotency-Keys on one product (a sorted set: key → when it ends). */
+const liveKeysName = (base: string, userId: string): string => `${base}:keys:${userId}`;
+
 /** A buyer's duplicate-click lock on one product, in the product's hash tag. */
 const lockKeyName = (base: string, userId: string): string => `${base}:lock:${userId}`;
 
 const budgetKeyName = (base: string, budget: GateBudget): string =>
   `${base}:rate:${budget.scope === 'buyer' ? 'u' : 'a'}:${budget.id}`;
+
+/** The order script's keys (`RESERVE`), each in the product's hash tag; `k.unused` where one is not needed. */
+const scriptKeys = (
+  k: ProductKeys,
+  r: GateReservation,
+  namespace: string,
+  buyerBudget: GateBudget | undefined,
+  addressBudget: GateBudget | undefined,
+): string[] => {
+  const key = r.idempotency;
+  return [
+    k.stock,
+    k.users,
+    k.orders,
+    lockKeyName(k.base, r.userId),
+    key ? `${k.base}:key:${r.userId}|${key.key}` : k.unused,
+    buyerBudget ? budgetKeyName(k.base, buyerBudget) : k.unused,
+    addressBudget ? budgetKeyName(k.base, addressBudget) : k.unused,
+    r.pathToken === undefined ? k.unused : pathTokenKey(namespace, r.productId, r.pathToken),
+    key?.maxLive ? liveKeysName(k.base, r.userId) : k.unused,
+  ];
+};
+
+/** The order script's arguments (`RESERVE`). */
+const scriptArgs = (
+  r: GateReservation,
+  buyerBudget: GateBudget | undefined,
+  addressBudget: GateBudget | undefined,
+): (string | number)[] => {
+  const key = r.idempotency;
+  return [
+    r.userId,
+    r.orderId,
+    r.quantity,
+    r.perUserLimit,
+    key ? key.ttlMs : 0,
+    r.lock ? r.lock.leaseMs : 0,
+    buyerBudget?.points ?? 0,
+    buyerBudget?.windowMs ?? 0,
+    addressBudget?.points ?? 0,
+    addressBudget?.windowMs ?? 0,
+    r.pathToken === undefined ? '0' : '1',
+    r.replayOnly ? '1' : '0',
+    key?.maxLive ?? 0,
+  ];
+};
 
 /** How many products' key names are kept built; past it the names are built afresh. */
 const KEY_NAMES_KEPT = 1_024;
@@ -135,30 +185,10 @@ export class RedisStockGate implements StockGate {
     for (const budget of r.budgets ?? [])
       if (budget.scope === 'buyer') buyerBudget = budget;
       else addressBudget = budget;
-    const key = r.idempotency;
+    const keys = scriptKeys(k, r, this.namespace, buyerBudget, addressBudget);
+    const args = scriptArgs(r, buyerBudget, addressBudget);
     const [code, figure, extra] = await guarded('gate reserve', () =>
-      this.redis.seckillReserve(
-        k.stock,
-        k.users,
-        k.orders,
-        lockKeyName(k.base, r.userId),
-        key ? `${k.base}:key:${r.userId}|${key.key}` : k.unused,
-        buyerBudget ? budgetKeyName(k.base, buyerBudget) : k.unused,
-        addressBudget ? budgetKeyName(k.base, addressBudget) : k.unused,
-        r.pathToken === undefined ? k.unused : pathTokenKey(this.namespace, r.productId, r.pathToken),
-        r.userId,
-        r.orderId,
-        r.quantity,
-        r.perUserLimit,
-        key ? key.ttlMs : 0,
-        r.lock ? r.lock.leaseMs : 0,
-        buyerBudget ? buyerBudget.points : 0,
-        buyerBudget ? buyerBudget.windowMs : 0,
-        addressBudget ? addressBudget.points : 0,
-        addressBudget ? addressBudget.windowMs : 0,
-        r.pathToken === undefined ? '0' : '1',
-        r.replayOnly ? '1' : '0',
-      ),
+      this.redis.seckillReserve(...keys, ...args),
     );
     return this.answer(r, code, figure, extra);
   }
@@ -193,6 +223,8 @@ export class RedisStockGate implements StockGate {
         };
       case -7:
         return { ok: false, reason: 'NOT_RECORDED' };
+      case -8:
+        return { ok: false, reason: 'KEYS_EXHAUSTED', retryAfterMs: figure };
       default:
         return { ok: false, reason: 'NOT_LOADED' };
     }
@@ -250,6 +282,7 @@ export class RedisStockGate implements StockGate {
               k.users,
               k.orders,
               `${k.base}:key:${forgetKey.userId}|${forgetKey.key}`,
+              liveKeysName(k.base, forgetKey.userId),
               orderId,
             )
           : this.redis.seckillRestore(k.stock, k.users, k.orders, orderId),

@@ -1,4 +1,4 @@
-import { assertOrderQuantity, purchaseRejection } from '../../domain/index.js';
+import { assertOrderQuantity, type ProductTerms, purchaseRejection } from '../../domain/index.js';
 import type { ProductCatalog } from '../product-catalog.js';
 import {
   type Clock,
@@ -7,6 +7,7 @@ import {
   type GateReservation,
   InfrastructureUnavailable,
   type Logger,
+  type RateLimiter,
   type SoldOutFlags,
   type StockGate,
 } from '../ports/index.js';
@@ -33,8 +34,15 @@ export type OrderAdmissionDeps = Readonly<{
   clock: Clock;
   logger: Logger;
   budgets: OrderBudgets;
+  /**
+   * what a buyer spends to have a product looked up that this process does not keep (the reads' budget, under
+   * the key the read routes use): an unknown id costs a MySQL query, so a flood of them is refused first
+   */
+  lookups?: RateLimiter | null | undefined;
   lockLeaseMs: number;
   idempotencyKeyTtlMs: number;
+  /** the most live keys one buyer holds on one product (0 or absent: no bound) */
+  idempotencyKeysMax?: number | undefined;
   /** the most reservations of a sold-out product whose buyers are kept in process */
   soldOutBuyersMax?: number | undefined;
 }>;
@@ -59,7 +67,12 @@ const PATH_TOKEN_REFUSALS = {
 const TOO_MANY = {
   address: 'too many order requests from this address, slow down',
   buyer: 'too many requests, slow down',
+  lookups:
+    'too many reads, slow down: products this service does not keep at hand are read from its database',
 };
+const notFound = (productId: number): OrderRejection =>
+  rejected('PRODUCT_NOT_FOUND', `product ${productId} does not exist`);
+
 /** How often a request with a key looks again at a lock held by another request of its buyer. */
 const LOCK_POLL_MS = [5, 10, 20, 50, 100] as const;
 
@@ -94,8 +107,9 @@ export class OrderAdmission {
     const address = this.deps.budgets.address ? cmd.clientAddress?.() : undefined;
     const blocked = this.blockedFor(productId, userId, address);
     if (blocked) return blocked;
-    const terms = this.deps.catalog.cached(productId) ?? (await this.deps.catalog.terms(productId));
-    if (!terms) return rejected('PRODUCT_NOT_FOUND', `product ${productId} does not exist`);
+    const kept = this.deps.catalog.cached(productId);
+    const terms = kept === undefined ? await this.lookUp(productId, userId) : (kept ?? notFound(productId));
+    if ('ok' in terms) return terms;
     const rule = purchaseRejection(terms, cmd.quantity, this.deps.clock.now());
     const refused = rule ? rejected(rule.code, rule.detail) : null;
     // past the window, a repeat is answered from its key alone; the window is authoritative for a new request
@@ -122,7 +136,10 @@ export class OrderAdmission {
       userId: cmd.userId,
       quantity: cmd.quantity,
       perUserLimit: admitted.perUserLimit,
-      idempotency: key === undefined ? undefined : { key, ttlMs: this.deps.idempotencyKeyTtlMs },
+      idempotency:
+        key === undefined
+          ? undefined
+          : { key, ttlMs: this.deps.idempotencyKeyTtlMs, maxLive: this.deps.idempotencyKeysMax },
       lock: { owner: orderId, leaseMs: this.deps.lockLeaseMs },
       budgets: this.budgetsOf(cmd, admitted.address),
       pathToken: admitted.requirePathToken ? cmd.pathToken : undefined,
@@ -147,9 +164,30 @@ export class OrderAdmission {
         return { ...rejected('LIMIT_EXCEEDED', `at most ${admitted.perUserLimit} per buyer`), ...replayed };
       case 'KEY_REUSED':
         return KEY_REUSED;
+      case 'NOT_RECORDED':
+        // only a repeat could have been answered: the sale's terms refuse the request as it is
+        return admitted.replayOnly ?? soldOutRejection(productId);
+      case 'NOT_LOADED':
+        throw new InfrastructureUnavailable('stock gate', `product ${productId} is not loaded in the gate`);
+      default:
+        return this.turnedAway(cmd, admitted, answer);
+    }
+  }
+
+  /** The refusals that come before the stock: a budget, the buyer's lock, the path token, the buyer's keys. */
+  private turnedAway(
+    cmd: PlaceOrderCommand,
+    admitted: Admitted,
+    answer: Extract<Refused, { reason: 'RATE_LIMITED' | 'LOCKED' | 'PATH_TOKEN_INVALID' | 'KEYS_EXHAUSTED' }>,
+  ): OrderRejection {
+    switch (answer.reason) {
       case 'RATE_LIMITED':
         this.blocks.block(
-          callerOf(answer.scope, productId, answer.scope === 'buyer' ? cmd.userId : (admitted.address ?? '')),
+          callerOf(
+            answer.scope,
+            cmd.productId,
+            answer.scope === 'buyer' ? cmd.userId : (admitted.address ?? ''),
+          ),
           answer.retryAfterMs,
         );
         return rejected('RATE_LIMITED', TOO_MANY[answer.scope], answer.retryAfterMs);
@@ -161,11 +199,12 @@ export class OrderAdmission {
         );
       case 'PATH_TOKEN_INVALID':
         return rejected('PATH_TOKEN_INVALID', PATH_TOKEN_REFUSALS[answer.redemption]);
-      case 'NOT_RECORDED':
-        // only a repeat could have been answered: the sale's terms refuse the request as it is
-        return admitted.replayOnly ?? soldOutRejection(productId);
-      case 'NOT_LOADED':
-        throw new InfrastructureUnavailable('stock gate', `product ${productId} is not loaded in the gate`);
+      case 'KEYS_EXHAUSTED':
+        return rejected(
+          'RATE_LIMITED',
+          `too many Idempotency-Keys: at most ${this.deps.idempotencyKeysMax} of a buyer's are kept for a product at once; repeat a request with its own key, or wait until the first of them ends`,
+          answer.retryAfterMs,
+        );
     }
   }
 
@@ -190,6 +229,22 @@ export class OrderAdmission {
   private markSoldOut(productId: number): void {
     this.deps.soldOut.markSoldOut(productId);
     this.soldOutBuyers.refresh(productId);
+  }
+
+  /** A product this process does not keep, looked up once the buyer has spent a read on it. */
+  private async lookUp(productId: number, userId: string): Promise<ProductTerms | OrderRejection> {
+    const { lookups } = this.deps;
+    if (lookups) {
+      const caller = `lookups|buyer|${userId}`;
+      const left = this.blocks.blockedFor(caller);
+      if (left > 0) return rejected('RATE_LIMITED', TOO_MANY.lookups, left);
+      const decision = await lookups.tryConsume(`user:${userId}`);
+      if (!decision.allowed) {
+        this.blocks.block(caller, decision.retryAfterMs);
+        return rejected('RATE_LIMITED', TOO_MANY.lookups, decision.retryAfterMs);
+      }
+    }
+    return (await this.deps.catalog.terms(productId)) ?? notFound(productId);
   }
 
   private blockedFor(productId: number, userId: string, address: string | undefined): OrderRejection | null {

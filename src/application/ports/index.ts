@@ -13,4 +13,5 @@ export * from './scheduler.port.js';
 export * from './consumer-lag.port.js';
 export * from './projection.port.js';
 export * from './sale-path.port.js';
+export * from './stream-ticket.port.js';
 export * from './instance-registry.port.js';

@@ -35,6 +35,8 @@ export interface OrderReadModel {
   /** Several orders at once, each as `upsert` would. */
   upsertMany(orders: readonly OrderView[]): Promise<void>;
   get(orderId: string): Promise<OrderView | null>;
+  /** Several orders in one read; unknown ones are absent. */
+  getMany(orderIds: readonly string[]): Promise<Map<string, OrderView>>;
   /** Units a user holds of a product in orders with these statuses. */
   unitsHeld(userId: string, productId: number, statuses: readonly OrderStatus[]): Promise<number>;
   /** `unitsHeld` for several users of one product at once; users holding nothing are absent. */

@@ -1,5 +1,8 @@
-/** A buyer's Idempotency-Key, kept for `ttlMs` from the request that first used it. */
-export type GateKey = Readonly<{ key: string; ttlMs: number }>;
+/**
+ * A buyer's Idempotency-Key, kept for `ttlMs` from the request that first used it. `maxLive` bounds the keys one
+ * buyer holds on the product at once (0 or absent: no bound): past it a new key is KEYS_EXHAUSTED.
+ */
+export type GateKey = Readonly<{ key: string; ttlMs: number; maxLive?: number | undefined }>;
 
 /**
  * A budget the attempt spends before anything else, in the same atomic step: `points` attempts per `windowMs`
@@ -59,7 +62,9 @@ export type GateAnswer =
   /** the path token is unknown, used or expired, or another buyer's */
   | Readonly<{ ok: false; reason: 'PATH_TOKEN_INVALID'; redemption: 'UNKNOWN' | 'NOT_YOURS' }>
   /** `replayOnly`, and the key holds nothing */
-  | Readonly<{ ok: false; reason: 'NOT_RECORDED' }>;
+  | Readonly<{ ok: false; reason: 'NOT_RECORDED' }>
+  /** a new key, from a buyer who holds `maxLive` live keys on the product: the first of them ends in `retryAfterMs` */
+  | Readonly<{ ok: false; reason: 'KEYS_EXHAUSTED'; retryAfterMs: number }>;
 
 /** The answer a key's record gives to a request for `quantity`. */
 export const answerFromKey = (recorded: KeyOutcome, quantity: number, stockLeft: number): GateAnswer => {
@@ -86,7 +91,7 @@ export interface StockGate {
   /**
    * One atomic step, in this order: the budgets (RATE_LIMITED), the gate loaded (NOT_LOADED), the buyer's lock
    * (LOCKED), the key's record (a repeat is answered from it; with `replayOnly` and no record, NOT_RECORDED), the
-   * path token (PATH_TOKEN_INVALID), the orderId, the per-user limit (LIMIT_EXCEEDED), the stock (SOLD_OUT), and
+   * buyer's live keys (KEYS_EXHAUSTED), the path token (PATH_TOKEN_INVALID), the orderId, the per-user limit (LIMIT_EXCEEDED), the stock (SOLD_OUT), and
    * the decrement. A refusal before the key's record writes no record, takes no stock and leaves the lock free.
    * Idempotent by orderId: a retried call for an orderId the gate holds takes nothing again and answers ok
    * with the stock left now; once restored, the orderId is spent and takes nothing either. A refused call

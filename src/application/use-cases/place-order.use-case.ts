@@ -15,6 +15,7 @@ import type {
   Logger,
   Metrics,
   OrderReadModel,
+  RateLimiter,
   SoldOutFlags,
   StockGate,
   UnitOfWork,
@@ -27,6 +28,8 @@ export type PlaceOrderDeps = Readonly<{
   catalog: ProductCatalog;
   /** the order route's budgets, per buyer and per client address, spent by the gate (null: off) */
   budgets: OrderBudgets;
+  /** the reads' budget, spent by a buyer to have a product looked up that this process does not keep */
+  lookups?: RateLimiter | null;
   soldOut: SoldOutFlags;
   gate: StockGate;
   /** where a repeated request looks for the order its key made */
@@ -42,6 +45,8 @@ export type PlaceOrderDeps = Readonly<{
   lockLeaseMs: number;
   /** how long a buyer's Idempotency-Key is kept: as long as a sale may last */
   idempotencyKeyTtlMs: number;
+  /** the most live keys one buyer holds on one product (0 or absent: no bound) */
+  idempotencyKeysMax?: number;
   /** how reservations that pass the gate together are written together */
   groupCommit: GroupCommitOptions;
   /** the most reservations of a sold-out product whose buyers are kept in process */

@@ -332,6 +332,10 @@ describe('ReconcileStock', () => {
       return this.inner.get(orderId);
     }
 
+    getMany(orderIds: readonly string[]): Promise<Map<string, OrderView>> {
+      return this.inner.getMany(orderIds);
+    }
+
     unitsHeld(userId: string, productId: number, statuses: readonly OrderStatus[]): Promise<number> {
       return this.inner.unitsHeld(userId, productId, statuses);
     }
