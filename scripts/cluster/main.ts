@@ -78,7 +78,12 @@ const main = async (): Promise<void> => {
   say(`  logs and balancer configuration in ${deployment.dir}`);
   say('');
   say('In another shell:');
-  say(`  export SECKILL_JWT_SECRET=${deployment.secret}`);
+  // a secret the shell gave is the shell's already: it is printed only when this run made it up
+  say(
+    secret
+      ? '  (SECKILL_JWT_SECRET as exported in this shell)'
+      : `  export SECKILL_JWT_SECRET=${deployment.secret}`,
+  );
   say(`  npx seckill simulate --url ${deployment.url} --buyers 2000 --stock 100`);
   say(`  open ${deployment.url}/dashboard#token=$(npx seckill token --user ops --admin)`);
   say('Ctrl-C stops everything.');

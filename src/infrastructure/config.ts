@@ -256,7 +256,7 @@ export type Config = Readonly<{
 type Env = z.output<typeof EnvSchema>;
 
 /** 127.0.0.0/8, ::1 and localhost, however spelled (the URL parser writes each address one way). */
-const isLoopback = (host: string): boolean => {
+export const isLoopback = (host: string): boolean => {
   const bare = host.replace(/^\[(.*)\]$/, '$1');
   let hostname: string;
   try {
@@ -273,10 +273,12 @@ const isLoopback = (host: string): boolean => {
 
 /**
  * Where the API listens. The development secret is public (it is in this file): a service that signs with it
- * serves this machine only, by default and by force.
+ * serves this machine only, by default and by force. The memory profile keeps nothing when it stops, a demo's
+ * or a test's: it too serves this machine unless told otherwise, whatever the secret. The real profile with a
+ * secret of its own is a deployment: every interface.
  */
 const hostOf = (e: Env): string => {
-  if (e.SECKILL_JWT_SECRET) return e.SECKILL_HOST ?? '0.0.0.0';
+  if (e.SECKILL_JWT_SECRET) return e.SECKILL_HOST ?? (e.SECKILL_PROFILE === 'real' ? '0.0.0.0' : '127.0.0.1');
   const host = e.SECKILL_HOST ?? '127.0.0.1';
   if (!isLoopback(host))
     throw new ConfigError(

@@ -1,7 +1,7 @@
 import { Command, InvalidArgumentError } from 'commander';
-import { JwtTokens } from '../adapters/http/tokens.js';
+import { JwtTokens, USER_ID } from '../adapters/http/tokens.js';
 import { migrate, openMySql } from '../adapters/mysql/mysql-orm.js';
-import { type Config, ConfigError, loadConfig } from './config.js';
+import { type Config, ConfigError, isLoopback, loadConfig } from './config.js';
 import { createLogger } from './logger.js';
 import { rebuildProjections } from './projections.js';
 import { demoBanner, listDemoProduct } from './demo.js';
@@ -60,13 +60,31 @@ type AuditReport = {
   products: unknown[];
 };
 
+/**
+ * Where a command sends an admin token it signs: https anywhere, plain http to this machine only (the token
+ * would cross the network readable by anyone on the way).
+ */
+const adminTarget = (url: string, option: string): string => {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw new ConfigError(`${option} ${JSON.stringify(url)} is not a URL`);
+  }
+  if (parsed.protocol === 'https:') return url;
+  if (parsed.protocol === 'http:' && isLoopback(parsed.hostname)) return url;
+  throw new ConfigError(
+    `${option} ${url}: this command sends an admin token there; use https:// for a service on another machine (plain http only to this machine)`,
+  );
+};
+
 /** The memory profile keeps its event store inside the serving process: ask that process over HTTP. */
 const auditOverHttp = async (config: Config, url: string): Promise<AuditReport> => {
   const token = await new JwtTokens(config.jwtSecret, config.tokenPolicy).sign(
     { userId: 'seckill-cli', role: 'admin' },
     300,
   );
-  const response = await fetch(`${url}/api/v1/admin/audit`, {
+  const response = await fetch(`${adminTarget(url, '--url')}/api/v1/admin/audit`, {
     headers: { authorization: `Bearer ${token}` },
   }).catch((error: unknown) => {
     throw new ConfigError(`no seckill service answers at ${url} (${String(error)}); start it with npm start`);
@@ -174,6 +192,14 @@ program
   .option('--ttl <seconds>', 'lifetime in seconds (at most SECKILL_JWT_MAX_TTL_SECONDS)', positiveInt, 3600)
   .action(async (options: { user: string; admin?: boolean; ttl: number }) => {
     const config = loadConfig();
+    if (!USER_ID.test(options.user))
+      throw new ConfigError(
+        `--user ${JSON.stringify(options.user)}: the service accepts user ids of 1 to 64 letters, digits and _ . : @ - only`,
+      );
+    if (config.usingDevelopmentSecret)
+      process.stderr.write(
+        'seckill token: signed with the public development secret (SECKILL_JWT_SECRET is unset): a service with a secret of its own refuses it\n',
+      );
     const { maxTtlSeconds } = config.tokenPolicy;
     if (options.ttl > maxTtlSeconds)
       throw new ConfigError(
@@ -200,7 +226,7 @@ program
     const config = loadConfig();
     const report = await runSimulation({
       ...options,
-      url: options.url ?? config.serviceUrl,
+      url: adminTarget(options.url ?? config.serviceUrl, '--url'),
       secret: config.jwtSecret,
       tokenPolicy: config.tokenPolicy,
     });

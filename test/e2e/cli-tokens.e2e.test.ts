@@ -15,9 +15,12 @@ const POLICY = {
 };
 
 /** `npx seckill token …` as a shell would run it (the compiled CLI): exit code, stdout and stderr. */
-const seckillToken = async (env: Record<string, string>, ...args: string[]) => {
+const seckillToken = async (env: Record<string, string>, ...args: string[]) => seckill(env, 'token', ...args);
+
+/** `npx seckill <command> …` as a shell would run it: exit code, stdout and stderr. */
+const seckill = async (env: Record<string, string>, ...args: string[]) => {
   try {
-    const { stdout, stderr } = await run('node', ['dist/src/infrastructure/main.js', 'token', ...args], {
+    const { stdout, stderr } = await run('node', ['dist/src/infrastructure/main.js', ...args], {
       env: { ...process.env, SECKILL_LOG_LEVEL: 'silent', ...env },
     });
     return { code: 0, stdout, stderr };
@@ -94,5 +97,33 @@ describe('npx seckill token and the token policy', () => {
     expect(report.answers).not.toHaveProperty('INVALID_TOKEN');
     expect(report.sold).toBe(5);
     expect(report.ok).toBe(true);
+  });
+
+  it('refuses a --user the service would refuse, and says when it signs with the development secret', async () => {
+    const unsecret = Object.fromEntries(
+      Object.entries(process.env).filter(([k]) => k !== 'SECKILL_JWT_SECRET'),
+    );
+    const bad = await seckill({ ...unsecret, SECKILL_JWT_SECRET: SECRET }, 'token', '--user', 'bad user!');
+    expect(bad.code).not.toBe(0);
+    expect(bad.stdout).toBe('');
+    expect(bad.stderr).toContain('--user');
+    const dev = await run('node', ['dist/src/infrastructure/main.js', 'token', '--user', 'ops'], {
+      env: { ...unsecret, SECKILL_LOG_LEVEL: 'silent' },
+    });
+    expect(dev.stdout.trim()).toMatch(/^[\w-]+\.[\w-]+\.[\w-]+$/);
+    expect(dev.stderr).toContain('development secret');
+  });
+
+  it('audit --url and simulate --url send no admin token over plain HTTP to another machine', async () => {
+    for (const command of ['audit', 'simulate']) {
+      const refused = await seckill(
+        { SECKILL_JWT_SECRET: SECRET },
+        command,
+        '--url',
+        'http://192.0.2.7:3000',
+      );
+      expect({ command, code: refused.code }).toEqual({ command, code: 2 });
+      expect(refused.stderr).toContain('https://');
+    }
   });
 });

@@ -155,4 +155,24 @@ describe.each(profiles)('retry-safe ordering over HTTP, on the $name profile', (
     expect(badCursor.status).toBe(400);
     expect(badCursor.body).toMatchObject({ errors: [expect.objectContaining({ field: 'query.cursor' })] });
   });
+
+  it('the "my orders" cursor is only what a page gave: any other string Date.parse accepts is a 400', async () => {
+    const token = await api.token('cursor-prober');
+    const cursorOf = (parts: unknown[]) => Buffer.from(JSON.stringify(parts)).toString('base64url');
+    for (const parts of [
+      ['1', "x' OR 1=1 -- "],
+      ['Dec 4 2026', '00000000-0000-4000-8000-000000000000'],
+      ['2026-12-04T10:00:00.000Z', "x' OR 1=1 -- "],
+      ['2026-12-04T10:00:00.000Z', '00000000-0000-4000-8000-000000000000', 'more'],
+    ]) {
+      const answer = await api.request('GET', `/api/v1/orders?cursor=${cursorOf(parts)}`, { token });
+      expect({ parts, status: answer.status, code: answer.body['code'] }).toEqual({
+        parts,
+        status: 400,
+        code: 'VALIDATION_FAILED',
+      });
+    }
+    const good = cursorOf(['2026-12-04T10:00:00.000Z', '00000000-0000-4000-8000-000000000000']);
+    expect((await api.request('GET', `/api/v1/orders?cursor=${good}`, { token })).status).toBe(200);
+  });
 });

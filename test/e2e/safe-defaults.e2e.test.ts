@@ -96,20 +96,40 @@ describe('safe defaults: the development secret serves this machine only', () =>
     }
   });
 
-  it('listens on every interface with a secret of its own', async () => {
-    const config = loadConfig({
+  it('with a secret of its own, the memory profile still serves this machine only, unless told to listen wider', async () => {
+    const settings = {
       PORT: '0',
       SECKILL_LOG_LEVEL: 'silent',
       SECKILL_DEMO_PRODUCT: 'false',
       SECKILL_JWT_SECRET: SECRET,
-    });
-    const service = await SeckillService.start(config, { http: true, worker: true }, createLogger('silent'));
+    };
+    const service = await SeckillService.start(
+      loadConfig(settings),
+      { http: true, worker: true },
+      createLogger('silent'),
+    );
     try {
       const port = Number(new URL(service.url).port);
+      expect(await reach('127.0.0.1', port)).toBe('connected');
+      for (const address of externalAddresses())
+        expect({ address, outcome: await reach(address, port) }).toEqual({
+          address,
+          outcome: 'ECONNREFUSED',
+        });
+    } finally {
+      await service.close();
+    }
+    const wide = await SeckillService.start(
+      loadConfig({ ...settings, SECKILL_HOST: '0.0.0.0' }),
+      { http: true, worker: true },
+      createLogger('silent'),
+    );
+    try {
+      const port = Number(new URL(wide.url).port);
       for (const address of ['127.0.0.1', ...externalAddresses()])
         expect({ address, outcome: await reach(address, port) }).toEqual({ address, outcome: 'connected' });
     } finally {
-      await service.close();
+      await wide.close();
     }
   });
 

@@ -93,6 +93,9 @@ describe('sale path tokens on the memory profile, over HTTP', () => {
       [403, 'PATH_TOKEN_INVALID'],
     ]);
     for (const r of refusals) expect(r.contentType).toContain('application/problem+json');
+    // a path token refusal never says the token was issued to another buyer: bob's reads as a forged one
+    expect(refusals[1]!.body['detail']).toBe(refusals[3]!.body['detail']);
+    expect(String(refusals[1]!.body['detail'])).not.toContain('another buyer');
     expect(await books(productId)).toEqual(before);
     // bob's token was not spent by alice's try: it is still his, until it expires
     clock.advance(-TTL_MS);

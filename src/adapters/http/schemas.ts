@@ -75,18 +75,25 @@ export const ProductIdParam = z
 export const encodeOrderCursor = (cursor: OrderCursor): string =>
   Buffer.from(JSON.stringify([cursor.reservedAt, cursor.orderId])).toString('base64url');
 
+/** An instant as the service writes it (`Date.prototype.toISOString`), and nothing else `Date.parse` accepts. */
+const INSTANT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+
 const OrderCursorParam = z
   .string()
   .max(200)
   .transform((value, ctx) => {
     try {
-      const [reservedAt, orderId] = JSON.parse(Buffer.from(value, 'base64url').toString('utf8')) as unknown[];
+      const [reservedAt, orderId, ...rest] = JSON.parse(
+        Buffer.from(value, 'base64url').toString('utf8'),
+      ) as unknown[];
       if (
+        rest.length === 0 &&
         typeof reservedAt === 'string' &&
+        INSTANT.test(reservedAt) &&
         !Number.isNaN(Date.parse(reservedAt)) &&
-        typeof orderId === 'string'
+        OrderIdParam.safeParse(orderId).success
       )
-        return { reservedAt, orderId };
+        return { reservedAt, orderId: orderId as string };
     } catch {
       // reported below
     }

@@ -59,11 +59,9 @@ export type Admitted = Readonly<{
 
 type Refused = Exclude<GateAnswer, { ok: true }>;
 
-const PATH_TOKEN_REFUSALS = {
-  UNKNOWN:
-    'the path token is unknown, used or expired: ask POST /api/v1/seckill/products/{id}/path for a new one',
-  NOT_YOURS: 'the path token was issued to another buyer',
-} as const;
+/** Another buyer's token is refused in the same words as an unknown one: a refusal does not say a token exists. */
+const PATH_TOKEN_REFUSED =
+  'the path token is unknown, used or expired: ask POST /api/v1/seckill/products/{id}/path for a new one';
 const TOO_MANY = {
   address: 'too many order requests from this address, slow down',
   buyer: 'too many requests, slow down',
@@ -198,7 +196,7 @@ export class OrderAdmission {
           answer.retryAfterMs,
         );
       case 'PATH_TOKEN_INVALID':
-        return rejected('PATH_TOKEN_INVALID', PATH_TOKEN_REFUSALS[answer.redemption]);
+        return rejected('PATH_TOKEN_INVALID', PATH_TOKEN_REFUSED);
       case 'KEYS_EXHAUSTED':
         return rejected(
           'RATE_LIMITED',

@@ -15,6 +15,25 @@ describe('JwtTokens', () => {
     expect(second).toEqual({ userId: 'alice', role: 'user' });
   });
 
+  it("refuses a token whose signature's last character is changed, even where the bytes it spells are the same", async () => {
+    const tokens = new JwtTokens(SECRET);
+    const token = await tokens.sign({ userId: 'mallory', role: 'user' });
+    const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+    const last = token.at(-1)!;
+    // the signature's 32 bytes take 43 characters: the last one carries 4 bits and 2 unused ones
+    const sameBytes = [...alphabet].filter(
+      (c) => c !== last && Math.floor(alphabet.indexOf(c) / 4) === Math.floor(alphabet.indexOf(last) / 4),
+    );
+    expect(sameBytes).toHaveLength(3);
+    for (const c of sameBytes) {
+      const respelled = `${token.slice(0, -1)}${c}`;
+      const refused = await tokens.verify(`Bearer ${respelled}`).catch((error: unknown) => error);
+      expect(refused).toBeInstanceOf(HttpProblem);
+      expect((refused as HttpProblem).code).toBe('INVALID_TOKEN');
+    }
+    expect(await tokens.verify(`Bearer ${token}`)).toEqual({ userId: 'mallory', role: 'user' });
+  });
+
   it('refuses a remembered token once its exp has passed', async () => {
     const tokens = new JwtTokens(SECRET);
     const token = await tokens.sign({ userId: 'bob', role: 'admin' }, 1);

@@ -43,13 +43,20 @@ describe('loadConfig: the token policy', () => {
 });
 
 describe('loadConfig: where the API listens', () => {
-  it('listens on 127.0.0.1 only with the development secret, on every interface with a secret of one’s own', () => {
+  it('listens on 127.0.0.1 only with the development secret, on every interface with a secret of one’s own on the real profile', () => {
     expect(loadConfig({})).toMatchObject({ usingDevelopmentSecret: true, host: '127.0.0.1' });
-    expect(loadConfig({ SECKILL_JWT_SECRET: SECRET })).toMatchObject({
+    expect(loadConfig({ SECKILL_PROFILE: 'real', SECKILL_JWT_SECRET: SECRET })).toMatchObject({
       usingDevelopmentSecret: false,
       host: '0.0.0.0',
     });
-    expect(loadConfig({ SECKILL_PROFILE: 'real', SECKILL_JWT_SECRET: SECRET }).host).toBe('0.0.0.0');
+  });
+
+  it('with a secret set, binds the memory profile to 127.0.0.1 by default, not every interface', () => {
+    expect(loadConfig({ SECKILL_JWT_SECRET: SECRET })).toMatchObject({
+      usingDevelopmentSecret: false,
+      host: '127.0.0.1',
+    });
+    expect(loadConfig({ SECKILL_JWT_SECRET: SECRET, SECKILL_HOST: '0.0.0.0' }).host).toBe('0.0.0.0');
   });
 
   it('takes any loopback address with the development secret', () => {
