@@ -32,7 +32,7 @@ type Watcher = {
 };
 
 /** Orders read in one query of the projection. */
-const READ_BATCH = 500;
+const READ_BATCH = 2_000;
 /** When a refused watcher may try again: a watch of a committed order ends within its grace. */
 const RETRY_AFTER_MS = 5_000;
 
