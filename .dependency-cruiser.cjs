@@ -27,6 +27,7 @@ const FRAMEWORK_PACKAGES = [
   'pino',
   'prom-client',
   'jose',
+  '@opentelemetry',
 ]
   .map((name) => name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))
   .join('|');
@@ -72,13 +73,14 @@ module.exports = {
     {
       name: 'client-talks-http-only',
       comment:
-        'src/client is a client of the HTTP API: it knows the service by its URL, not by its code. Its one import ' +
-        'from the service is the token signer, so that its tokens are the ones the API accepts.',
+        'src/client is a client of the HTTP API: it knows the service by its URL, not by its code. Its imports ' +
+        'from the service are the token signer, so that its tokens are the ones the API accepts, and the order ' +
+        "route's refusal codes, so that it counts the answers the API gives.",
       severity: 'error',
       from: { path: '^src/client/' },
       to: {
         path: '^src/(domain|application|adapters|infrastructure)/',
-        pathNot: '^src/adapters/http/tokens\\.ts$',
+        pathNot: '^src/adapters/http/(tokens|order-rejections)\\.ts$',
       },
     },
     {

@@ -51,6 +51,61 @@ export const eventsOnlyFromTheDomain = {
   message: 'a domain event is made by a decider in src/domain, never by hand: run a command through it',
 };
 
+/**
+ * The application writes events, the projections they keep in step and the outbox rows they send through the
+ * command handler only (`commands.write`): a use case that opens a transaction of its own, or appends,
+ * projects, adds outbox rows or dispatches by hand, bypasses it.
+ */
+export const writesThroughTheHandler = [
+  {
+    selector: `CallExpression[callee.property.name=/^(append|appendMany|upsert|upsertMany|addMany|dispatchSoon)$/]`,
+    message:
+      'events, projections and outbox rows are written by the command handler: use commands.write(plan)',
+  },
+  {
+    selector: `CallExpression[callee.property.name='add'][callee.object.property.name='outbox']`,
+    message: 'outbox rows are added by the command handler: use commands.write(plan)',
+  },
+  {
+    selector: `Identifier[name='unitOfWork']`,
+    message:
+      'a use case does not open transactions: the command handler runs its plan in one (commands.write)',
+  },
+];
+
+/**
+ * A source file over `max` lines opens with a one-line `//` comment saying why it is long (a file that is a list,
+ * a document): anything else that long is split.
+ * @type {import('eslint').Rule.RuleModule}
+ */
+const longFileSaysWhy = {
+  meta: {
+    type: 'suggestion',
+    schema: [{ type: 'object', properties: { max: { type: 'integer' } }, additionalProperties: false }],
+    messages: {
+      long: 'this file has {{lines}} lines: split it, or open it with a one-line // comment saying why',
+    },
+  },
+  create(context) {
+    const max = /** @type {{ max?: number } | undefined} */ (context.options[0])?.max ?? 300;
+    return {
+      Program(node) {
+        const lines = context.sourceCode.lines;
+        const count = lines.at(-1) === '' ? lines.length - 1 : lines.length;
+        if (count <= max) return;
+        const first = context.sourceCode.getAllComments()[0];
+        if (first?.type === 'Line' && first.loc?.start.line === 1 && first.value.trim().length >= 12) return;
+        context.report({
+          node,
+          loc: { line: 1, column: 0 },
+          messageId: 'long',
+          data: { lines: String(count) },
+        });
+      },
+    };
+  },
+};
+
 export default defineConfig(
   {
     ignores: [
@@ -75,7 +130,7 @@ export default defineConfig(
       },
     },
     plugins: {
-      local: { rules: { 'max-params': maxParamsExceptConstructors } },
+      local: { rules: { 'max-params': maxParamsExceptConstructors, 'long-file-says-why': longFileSaysWhy } },
     },
     rules: {
       'no-restricted-syntax': ['error', eventsOnlyFromTheDomain],
@@ -114,6 +169,48 @@ export default defineConfig(
         },
       ],
     },
+  },
+  {
+    files: ['src/**/*.ts'],
+    rules: { 'local/long-file-says-why': ['error', { max: 300 }] },
+  },
+  {
+    files: ['src/application/**/*.ts'],
+    // the handler itself, the projections registered with it, and the ports that declare the writes
+    ignores: [
+      'src/application/command-handler.ts',
+      'src/application/order-stream.ts',
+      'src/application/ports/**',
+    ],
+    rules: { 'no-restricted-syntax': ['error', eventsOnlyFromTheDomain, ...writesThroughTheHandler] },
+  },
+  {
+    // the dashboard's script: plain browser JavaScript, loaded by a <script> tag after uPlot's, no build step
+    files: ['src/adapters/http/dashboard/**/*.js'],
+    extends: [js.configs.recommended],
+    languageOptions: {
+      sourceType: 'script',
+      globals: Object.fromEntries(
+        [
+          'addEventListener',
+          'document',
+          'fetch',
+          'history',
+          'location',
+          'sessionStorage',
+          'setInterval',
+          'uPlot',
+          'URLSearchParams',
+        ].map((name) => [name, 'readonly']),
+      ),
+    },
+    rules: { complexity: ['error', 15], 'max-depth': ['error', 4], strict: ['error', 'function'] },
+  },
+  {
+    // the build's own plain Node scripts (npm run build runs them after tsc)
+    files: ['scripts/**/*.mjs'],
+    extends: [js.configs.recommended],
+    languageOptions: { sourceType: 'module', globals: { URL: 'readonly' } },
   },
   {
     files: ['src/domain/**/*.ts', 'test/**/*.ts', 'bench/**/*.ts', 'scripts/**/*.ts'],

@@ -16,7 +16,7 @@ import { MemoryOrderReadModel } from '../src/adapters/memory/memory-order-read-m
 import { MemoryStockGate } from '../src/adapters/memory/memory-stock-gate.js';
 import { SystemClock } from '../src/adapters/system/system-clock.js';
 import { replayHistory } from '../src/domain/index.js';
-import { SyntheticHistory } from './lib/synthetic-history.js';
+import { SyntheticHistory } from '../scripts/history/synthetic-history.js';
 
 setFlagsFromString('--expose-gc');
 const gc = runInNewContext('gc') as () => void;

@@ -19,13 +19,14 @@
  *
  * The scale-out phase (last): the service deployed as scripts/cluster/deployment.ts deploys it (a Redis Cluster,
  * two workers, HAProxy in front of the APIs) on the bench's Kafka cluster, once with one API replica and once
- * with two, side by side; the flood and the accept load through the balancer, alternated.
+ * with two on the machine's MariaDB, and once with two on a Galera cluster of 3, side by side; the flood and the
+ * accept load through the balancer, alternated.
  */
 import { randomUUID } from 'node:crypto';
-import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { access, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { cpus, loadavg, totalmem } from 'node:os';
 import { fileURLToPath } from 'node:url';
-import type { Connection, RowDataPacket } from 'mysql2/promise';
+import { type Connection, createConnection, type RowDataPacket } from 'mysql2/promise';
 import { JwtTokens } from '../src/adapters/http/tokens.js';
 import { connectRedis } from '../src/adapters/redis/redis-connection.js';
 import { SERVICE_NODE_FLAGS } from '../src/infrastructure/node-flags.js';
@@ -34,6 +35,7 @@ import { type BenchBroker, startBenchBroker } from './lib/broker.js';
 import { drive, type LoadResult, perSecond } from './lib/cannon.js';
 import { cpuBetween, type CpuUse, othersBetween, type Others, type Probe, snapshot } from './lib/cpu.js';
 import type { Deployment } from '../scripts/cluster/deployment.js';
+import { GaleraCluster } from '../scripts/cluster/galera-cluster.js';
 import { consumerRun, type ConsumerOptions } from './lib/consumer-bench.js';
 import { jwtCost } from './lib/jwt-cost.js';
 import {
@@ -399,18 +401,24 @@ const sellOut = async (base: string, productId: number, run: Run) => {
   return result;
 };
 
-const undecidedRows = (run: Run, db: string) =>
-  count(run.admin, `SELECT COUNT(*) FROM \`${db}\`.orders WHERE status = 'RESERVED'`);
+const undecidedRows = (admin: Connection, db: string) =>
+  count(admin, `SELECT COUNT(*) FROM \`${db}\`.orders WHERE status = 'RESERVED'`);
+
+/** Orders the workers have decided (committed or released) on a product. */
+const decidedRows = (admin: Connection, db: string, productId: number) =>
+  count(admin, `SELECT COUNT(*) FROM \`${db}\`.orders WHERE status <> 'RESERVED' AND product_id = ?`, [
+    productId,
+  ]);
 
 /** Waits until MySQL has decided every reservation, then until the audit sees none undecided. */
-const drain = async (base: string, run: Run, db: string) => {
+const drain = async (base: string, run: Run, db: string, admin: Connection = run.admin) => {
   const from = Date.now();
   const deadline = from + DRAIN_TIMEOUT_MS;
-  const backlog = await undecidedRows(run, db);
+  const backlog = await undecidedRows(admin, db);
   let reserved = backlog;
   while (reserved > 0 && Date.now() < deadline) {
     await sleep(100);
-    reserved = await undecidedRows(run, db);
+    reserved = await undecidedRows(admin, db);
   }
   // the worker's commit consumer on the backlog of one product (one partition), nothing else running
   const mysqlSeconds = (Date.now() - from) / 1000;
@@ -553,13 +561,13 @@ const realService = async (
     const acceptId = await listProduct(base, run.adminToken, 'bench accept', ACCEPT_STOCK, PER_USER_LIMIT);
     await sellOut(base, floodId, run);
     // the worker has joined its groups and commits: the 100 sold are decided
-    while ((await undecidedRows(run, db)) > 0) await sleep(100);
+    while ((await undecidedRows(run.admin, db)) > 0) await sleep(100);
     const pid = service.api.process.pid;
     const commitDuringAcceptPerSec: Record<string, number> = {};
     const duringAccept: Around = async (connections) => {
-      const before = await undecidedRows(run, db);
+      const before = await undecidedRows(run.admin, db);
       return async (result) => {
-        const grown = (await undecidedRows(run, db)) - before;
+        const grown = (await undecidedRows(run.admin, db)) - before;
         const decided = (result.statuses['202'] ?? 0) - grown;
         commitDuringAcceptPerSec[connections] = Math.round(decided / result.seconds);
         say(`  …the worker decided ${decided.toLocaleString('en')} meanwhile; ${grown} more undecided`);
@@ -696,7 +704,7 @@ const prepareSide = async (
     PER_USER_LIMIT,
   );
   await sellOut(service.base, floodId, run);
-  while ((await undecidedRows(run, db)) > 0) await sleep(100);
+  while ((await undecidedRows(run.admin, db)) > 0) await sleep(100);
   return {
     side,
     url: service.base,
@@ -891,7 +899,10 @@ const SCALEOUT_WORKERS = 2;
 
 type ScaleSide = Readonly<{
   apis: number;
+  mysql: 'mariadb' | 'galera';
   label: string;
+  /** a connection to its MySQL server, for the counts of its database */
+  admin: Connection;
   deployment: Deployment;
   db: string;
   floodId: number;
@@ -913,26 +924,30 @@ const scaleOutSide = async (
   run: Run,
   kafka: BenchBroker & Readonly<{ cluster: NonNullable<BenchBroker['cluster']> }>,
   apis: number,
+  galera: GaleraCluster | null = null,
 ): Promise<ScaleSide> => {
-  const label = apis === 1 ? '1 API' : `${apis} APIs`;
-  const db = `seckill_bench_${run.id}_scale${apis}`;
-  const dir = `${ROOT}.cache/bench/scaleout-${run.id}-${apis}`;
-  onCleanup(`drop database ${db}`, () => dropDatabase(run.admin, db));
+  const label = `${apis === 1 ? '1 API' : `${apis} APIs`}${galera ? ', Galera' : ''}`;
+  const tag = `scale${apis}${galera ? 'g' : ''}`;
+  const db = `seckill_bench_${run.id}_${tag}`;
+  const dir = `${ROOT}.cache/bench/scaleout-${run.id}-${tag}`;
+  const admin = galera ? await createConnection({ uri: galera.url }) : run.admin;
+  if (galera) onCleanup(`close the connection to Galera for ${label}`, () => admin.end());
+  onCleanup(`drop database ${db}`, () => dropDatabase(admin, db));
   const settings = deploymentSettings(
     serviceEnv({
       secret: SECRET,
       mysqlUrl: databaseUrl(db),
-      namespace: `bench-${run.id}-scale${apis}:`,
+      namespace: `bench-${run.id}-${tag}:`,
       brokers: kafka.brokers,
       admission: ADMISSION_ON,
-      extra: { ...kafka.env, SECKILL_KAFKA_NAMESPACE: `bench-${run.id}-scale${apis}`, ...TRIED },
+      extra: { ...kafka.env, SECKILL_KAFKA_NAMESPACE: `bench-${run.id}-${tag}`, ...TRIED },
     }),
   );
   const deployment = await startDeployment({
     apis,
     workers: SCALEOUT_WORKERS,
     kafka: kafka.cluster,
-    mysqlUrl: databaseUrl(db),
+    mysql: galera ? { galera, database: db } : { url: databaseUrl(db) },
     secret: SECRET,
     settings,
     dir,
@@ -952,7 +967,7 @@ const scaleOutSide = async (
     PER_USER_LIMIT,
   );
   await sellOut(url, floodId, run);
-  while ((await undecidedRows(run, db)) > 0) await sleep(100);
+  while ((await undecidedRows(admin, db)) > 0) await sleep(100);
   await drive({
     url,
     productId: acceptId,
@@ -961,7 +976,21 @@ const scaleOutSide = async (
     seconds: WARMUP_SECONDS,
   });
   const probes = deploymentProbes(deployment);
-  return { apis, label, deployment, db, floodId, acceptId, probes, samples: noSamples(), dir, stop };
+  const mysql = galera ? ('galera' as const) : ('mariadb' as const);
+  return {
+    apis,
+    mysql,
+    label,
+    admin,
+    deployment,
+    db,
+    floodId,
+    acceptId,
+    probes,
+    samples: noSamples(),
+    dir,
+    stop,
+  };
 };
 
 /** One round of the scale-out A/B: the flood on each side in turn, then the accept load on each. */
@@ -987,12 +1016,16 @@ const scaleOutRound = async (run: Run, round: number, inTurn: readonly ScaleSide
   for (const side of inTurn) {
     const key = `scale-out ${side.label} accept`;
     const load = { url: side.deployment.url, tokens: run.tokens, connections: HEADLINE, seconds: SECONDS };
+    const decidedBefore = await decidedRows(side.admin, side.db, side.acceptId);
+    const startedAt = Date.now();
     const result = await withCpu(
       key,
       undefined,
       () => drive({ ...load, productId: side.acceptId }),
       side.probes,
     );
+    const decided = (await decidedRows(side.admin, side.db, side.acceptId)) - decidedBefore;
+    side.samples.commitRps.push(Math.round(decided / ((Date.now() - startedAt) / 1000)));
     const accepted = perSecond(result, 202);
     const cores = (cpuUse[key]?.['target'] ?? 0) + (cpuUse[key]?.['worker'] ?? 0);
     side.samples.acceptRps.push(accepted);
@@ -1006,11 +1039,56 @@ const scaleOutRound = async (run: Run, round: number, inTurn: readonly ScaleSide
 
 const ratioOf = (a: number, b: number) => Number((a / (b || 1)).toFixed(3));
 
+/** The phase's figures from its sides' (1 API, 2 APIs, and 2 on Galera when it ran). */
+const scaleOutOf = (haproxy: string, decided: readonly ScaleOutSide[]): ScaleOutResult => {
+  const [one, two, onGalera] = decided as [ScaleOutSide, ScaleOutSide, ScaleOutSide | undefined];
+  return {
+    rounds: SCALEOUT_ROUNDS,
+    connections: HEADLINE,
+    secondsPerLoad: SECONDS,
+    workers: SCALEOUT_WORKERS,
+    admission: 'on',
+    balancer: haproxy,
+    redis: '3 masters, 1 replica each',
+    one,
+    two,
+    floodRatio: ratioOf(two.floodRps, one.floodRps),
+    acceptRatio: ratioOf(two.acceptRps, one.acceptRps),
+    galera: onGalera ?? { skipped: GALERA_MISSING },
+    ...(onGalera
+      ? {
+          galeraRatios: {
+            flood: ratioOf(onGalera.floodRps, two.floodRps),
+            accept: ratioOf(onGalera.acceptRps, two.acceptRps),
+            commit: ratioOf(onGalera.commitRps ?? 0, two.commitRps ?? 0),
+          },
+        }
+      : {}),
+  };
+};
+
+const GALERA_MISSING = 'MariaDB Galera is not installed (apt-get install galera-4 rsync)';
+
+/** The Galera cluster of the third side, or null (said loudly) where galera-4 is not installed. */
+const startGalera = async (): Promise<GaleraCluster | null> => {
+  try {
+    await access('/usr/lib/galera/libgalera_smm.so');
+  } catch {
+    say(`!!! scale-out: the Galera side is skipped: ${GALERA_MISSING}`);
+    return null;
+  }
+  const galera = await GaleraCluster.start({ say: (line) => say(`scale-out, Galera: ${line}`) });
+  onCleanup('stop the Galera cluster', () => galera.stop());
+  return galera;
+};
+
 /**
- * Scaled out: two deployments side by side, one API replica and two, each with two workers and a Redis Cluster
- * of 3 masters with a replica each, both behind HAProxy; the sold-out flood and the accept load at the headline
- * count through the balancer, the sides taking turns at going first, SCALEOUT_ROUNDS times; then each side's
- * pipeline drained and audited. Skipped, loudly, where it cannot run (the mock broker, no HAProxy).
+ * Scaled out: three deployments side by side, one API replica and two on the machine's MariaDB, and two again
+ * on a Galera cluster of 3 behind a single-writer HAProxy, each with two workers and a Redis Cluster of 3
+ * masters with a replica each, all behind HAProxy; the sold-out flood and the accept load at the headline count
+ * through the balancer, the sides taking turns at going first, SCALEOUT_ROUNDS times; then each side's pipeline
+ * drained and audited. Skipped, loudly, where it cannot run (the mock broker, no HAProxy; the Galera side alone
+ * where galera-4 is missing).
  */
 const scaleOutPhase = async (run: Run, kafka: BenchBroker): Promise<ScaleOutResult> => {
   const { cluster } = kafka;
@@ -1019,39 +1097,32 @@ const scaleOutPhase = async (run: Run, kafka: BenchBroker): Promise<ScaleOutResu
     say(`!!! SCALE-OUT PHASE SKIPPED: ${blocker ?? 'no Kafka cluster'}`);
     return { skipped: blocker ?? 'no Kafka cluster' };
   }
-  say(`scale-out: 1 API replica against 2, ${SCALEOUT_WORKERS} workers each, behind ${haproxy}`);
+  say(
+    `scale-out: 1 API replica against 2, and 2 on a Galera cluster, ${SCALEOUT_WORKERS} workers each, behind ${haproxy}`,
+  );
   const sides: ScaleSide[] = [];
+  let galera: GaleraCluster | null = null;
   let done = false;
   try {
     for (const apis of [1, 2]) sides.push(await scaleOutSide(run, { ...kafka, cluster }, apis));
+    galera = await startGalera();
+    if (galera) sides.push(await scaleOutSide(run, { ...kafka, cluster }, 2, galera));
     for (let round = 1; round <= SCALEOUT_ROUNDS; round += 1)
       // which side goes first changes every round, as in the admission A/B
       await scaleOutRound(run, round, round % 2 === 1 ? sides : [...sides].reverse());
     const decided: ScaleOutSide[] = [];
     for (const side of sides) {
-      const drained = await drain(side.deployment.url, run, side.db);
+      const drained = await drain(side.deployment.url, run, side.db, side.admin);
       say(`scale-out, ${side.label}: drained ${JSON.stringify(drained)}`);
       // not decided within the drain's timeout counts as a failed audit
-      const books = { oversold: drained.oversold, auditOk: drained.auditOk && drained.drained };
-      decided.push(sideOf(side.apis, side.samples, books));
+      const books = { oversold: drained.oversold, auditOk: drained.drained && drained.auditOk };
+      decided.push(sideOf(side.apis, side.mysql, side.samples, books));
     }
-    const [one, two] = decided as [ScaleOutSide, ScaleOutSide];
     done = true;
-    return {
-      rounds: SCALEOUT_ROUNDS,
-      connections: HEADLINE,
-      secondsPerLoad: SECONDS,
-      workers: SCALEOUT_WORKERS,
-      admission: 'on',
-      balancer: haproxy,
-      redis: '3 masters, 1 replica each',
-      one,
-      two,
-      floodRatio: ratioOf(two.floodRps, one.floodRps),
-      acceptRatio: ratioOf(two.acceptRps, one.acceptRps),
-    };
+    return scaleOutOf(haproxy, decided);
   } finally {
     await Promise.all(sides.map((side) => side.stop()));
+    await galera?.stop();
     // the deployments' logs are kept when the phase failed
     if (done) await Promise.all(sides.map((side) => rm(side.dir, { recursive: true, force: true })));
     else say(`scale-out: the deployments' logs are in ${ROOT}.cache/bench/`);

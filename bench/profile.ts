@@ -10,7 +10,7 @@
  *
  * Knobs: PROFILE_SECONDS, PROFILE_CONNECTIONS, PROFILE_PHASE (accept | flood), PROFILE_SPLIT (true: the API
  * and a worker process, the API profiled), PROFILE_KEEP (a path to copy
- * the raw .cpuprofile to, for Chrome DevTools), BENCH_KAFKA (kafka | mock: librdkafka's mock cluster), BENCH_MYSQL_URL, SECKILL_REDIS_URL. Extra SECKILL_* settings for the service: PROFILE_ENV='{"SECKILL_GROUP_COMMIT_MS":"2"}'.
+ * the raw .cpuprofile to, for Chrome DevTools), BENCH_KAFKA (kafka | mock: librdkafka's mock cluster), BENCH_MYSQL_URL, SECKILL_REDIS_URL. Extra SECKILL_* settings for the service: PROFILE_ENV='{"SECKILL_GROUP_COMMIT_WAIT_MS":"2"}'.
  */
 import { randomUUID } from 'node:crypto';
 import { copyFile, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';

@@ -17,6 +17,7 @@ import {
   type Metrics,
   type NewOutboxMessage,
   OutboxDispatcher,
+  commandHandlers,
   OutboxStatus,
   reservedMessage,
 } from '../../src/application/index.js';
@@ -231,11 +232,15 @@ export const consumerRun = async (
     const outbox = new MySqlOutbox(standaloneSession(orm, TRANSACTION_TIMEOUT_MS));
     const publisher = { publish: () => Promise.resolve(), publishMany: () => Promise.resolve() };
     const dispatcher = new OutboxDispatcher(outbox, publisher, clock, logger, quietMetrics);
-    const commit = new CommitReservations({
+    const { orders } = commandHandlers({
       unitOfWork: new MySqlUnitOfWork(orm, TRANSACTION_TIMEOUT_MS),
-      dispatcher,
-      clock,
       ids: { next: randomUUID },
+      clock,
+      dispatcher,
+    });
+    const commit = new CommitReservations({
+      orders,
+      clock,
       logger,
       metrics: quietMetrics,
       mergeDecrements,

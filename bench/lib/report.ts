@@ -5,7 +5,7 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import * as prettier from 'prettier';
 import type { BurstResult } from './burst.js';
-import type { ScaleOut, ScaleOutResult } from './scale-out.js';
+import type { ScaleOut, ScaleOutResult, ScaleOutSide } from './scale-out.js';
 import type { Batching } from './service.js';
 
 /** A figure measured at each connection count, keyed by the count ("50", "256"). */
@@ -588,10 +588,51 @@ export const scaleOutRows = (s: ScaleOutResult | undefined, directFloodRps?: num
       `the balancer's cores during the flood / its answers per second, medians${directFloodRps ? `; the 1-API flood through it / the main service's flood straight to its API: ${fixed(s.one.floodRps / directFloodRps)} (not alternated)` : ''}`,
       '',
     ],
+    ...galeraRows(s),
     [
       'scaled out: oversold / auditOk',
-      `${s.one.oversold + s.two.oversold} / ${String(books)}`,
-      'both deployments, once their pipelines had decided every reservation',
+      `${s.one.oversold + s.two.oversold + (galeraSide(s)?.oversold ?? 0)} / ${String(books && (galeraSide(s)?.auditOk ?? true))}`,
+      'every deployment, once its pipeline had decided every reservation',
+      '',
+    ],
+  ];
+};
+
+/** The Galera side of a scale-out run, when it ran. */
+const galeraSide = (s: ScaleOut): ScaleOutSide | null =>
+  s.galera !== undefined && !('skipped' in s.galera) ? s.galera : null;
+
+/** Two API replicas on one MariaDB against two on a Galera cluster of 3 (single writer), alternated. */
+const galeraRows = (s: ScaleOut): Row[] => {
+  if (s.galera === undefined) return [];
+  const g = galeraSide(s);
+  if (!g || !s.galeraRatios)
+    return [['scaled out on Galera', 'skipped', 'skipped' in s.galera ? s.galera.skipped : '', '']];
+  const c = s.connections;
+  const pair = (pick: (side: ScaleOutSide) => number) => `${int(pick(s.two))} / ${int(pick(g))}`;
+  return [
+    [
+      `scaled out: acceptRps, MariaDB / Galera, 2 APIs @${c}`,
+      pair((x) => x.acceptRps),
+      "orders accepted per second through HAProxy, two API replicas on the machine's MariaDB / on a Galera cluster of 3 behind a single-writer HAProxy (same rounds, alternated)",
+      '',
+    ],
+    [
+      `scaled out: commitRps, MariaDB / Galera @${c}`,
+      pair((x) => x.commitRps ?? 0),
+      'orders the workers decided per second while the accept load ran (committed or released), same sides',
+      '',
+    ],
+    [
+      `scaled out: accept p99Ms, MariaDB / Galera @${c}`,
+      `${pair((x) => x.acceptP99Ms)} ms`,
+      'autocannon p99 of the accept load through HAProxy, same sides, medians',
+      '',
+    ],
+    [
+      'scaled out: Galera / MariaDB (flood, accept, commit)',
+      `${fixed(s.galeraRatios.flood)} / ${fixed(s.galeraRatios.accept)} / ${fixed(s.galeraRatios.commit)}`,
+      'medians, the Galera side over the MariaDB side, both with two API replicas',
       '',
     ],
   ];
@@ -645,6 +686,7 @@ export const scaleOutText = (s: ScaleOutResult | undefined): string[] => {
     ['CPU µs per accepted order', int(s.one.acceptCpuMicros), int(s.two.acceptCpuMicros), ''],
     ['HAProxy CPU µs per answer', int(s.one.balancerMicrosPerAnswer), int(s.two.balancerMicrosPerAnswer), ''],
   ];
+  const g = galeraSide(s);
   const widths = [0, 1, 2, 3].map((i) => Math.max(...rows.map((r) => r[i]!.length)));
   return [
     `scaled out through HAProxy, ${s.connections} connections, ${s.secondsPerLoad} s per load, ${s.workers} workers, ` +
@@ -655,6 +697,15 @@ export const scaleOutText = (s: ScaleOutResult | undefined): string[] => {
     ...rows.map((r) =>
       `  ${r.map((v, i) => (i === 0 ? v.padEnd(widths[i]!) : v.padStart(widths[i]!))).join('  ')}`.trimEnd(),
     ),
+    ...(g && s.galeraRatios
+      ? [
+          `  on Galera (2 APIs, a cluster of 3, single writer): flood ${int(g.floodRps)} req/s, accept ${int(g.acceptRps)} orders/s ` +
+            `(p99 ${int(g.acceptP99Ms)} ms), decided ${int(g.commitRps ?? 0)}/s; Galera / MariaDB: flood ${fixed(s.galeraRatios.flood)}, ` +
+            `accept ${fixed(s.galeraRatios.accept)}, commit ${fixed(s.galeraRatios.commit)} (MariaDB decided ${int(s.two.commitRps ?? 0)}/s)`,
+        ]
+      : s.galera && 'skipped' in s.galera
+        ? [`  on Galera: skipped (${s.galera.skipped})`]
+        : []),
   ];
 };
 

@@ -6,6 +6,7 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { Deployment } from '../../scripts/cluster/deployment.js';
+import type { GaleraCluster } from '../../scripts/cluster/galera-cluster.js';
 import type { KafkaCluster } from '../../scripts/kafka/cluster.js';
 import type { Probe } from './cpu.js';
 
@@ -71,7 +72,8 @@ export type ScaleOutStart = Readonly<{
   apis: number;
   workers: number;
   kafka: KafkaCluster;
-  mysqlUrl: string;
+  /** the database: on a MySQL server by URL, or by name on a Galera cluster */
+  mysql: Readonly<{ url: string } | { galera: GaleraCluster; database: string }>;
   secret: string;
   /** the service's SECKILL_* settings (deploymentSettings) */
   settings: Readonly<Record<string, string>>;
@@ -85,7 +87,9 @@ export const startDeployment = (options: ScaleOutStart): Promise<Deployment> =>
     apis: options.apis,
     workers: options.workers,
     kafka: options.kafka,
-    mysqlUrl: options.mysqlUrl,
+    ...('url' in options.mysql
+      ? { mysqlUrl: options.mysql.url }
+      : { galera: options.mysql.galera, database: options.mysql.database }),
     secret: options.secret,
     env: options.settings,
     dir: options.dir,
@@ -97,9 +101,14 @@ export const startDeployment = (options: ScaleOutStart): Promise<Deployment> =>
 
 /**
  * The CPU probes of a deployment: its APIs together as `target` (the server under load), its workers as
- * `worker`, HAProxy as `haproxy`, its six Redis nodes as `redis`.
+ * `worker`, HAProxy as `haproxy`, its six Redis nodes as `redis`, and its Galera nodes (if it has them) as
+ * `mariadb`.
  */
 export const deploymentProbes = (deployment: Deployment): Probe[] => [
+  ...(deployment.galera?.nodes ?? []).map((node) => ({
+    name: 'mariadb',
+    pid: deployment.galera?.pidOf(node.name) ?? undefined,
+  })),
   ...deployment.nodes.map((node) => ({
     name: node.role === 'api' ? 'target' : 'worker',
     pid: node.child.pid,
@@ -114,9 +123,13 @@ export const deploymentProbes = (deployment: Deployment): Probe[] => [
 /** What one side of the scale-out A/B measured over its rounds. */
 export type ScaleOutSide = Readonly<{
   apis: number;
+  /** where its MySQL is: the machine's MariaDB, or a Galera cluster of 3 behind a single-writer HAProxy */
+  mysql?: 'mariadb' | 'galera';
   /** medians over the rounds */
   floodRps: number;
   acceptRps: number;
+  /** orders the workers decided (committed or released) per second while the accept load ran */
+  commitRps?: number;
   floodP99Ms: number;
   acceptP99Ms: number;
   /** the APIs' and the workers' CPU per accepted order, µs */
@@ -135,6 +148,7 @@ export type ScaleOutSide = Readonly<{
 export type ScaleOutSamples = {
   floodRps: number[];
   acceptRps: number[];
+  commitRps: number[];
   floodP99Ms: number[];
   acceptP99Ms: number[];
   acceptCpuMicros: number[];
@@ -144,6 +158,7 @@ export type ScaleOutSamples = {
 export const noSamples = (): ScaleOutSamples => ({
   floodRps: [],
   acceptRps: [],
+  commitRps: [],
   floodP99Ms: [],
   acceptP99Ms: [],
   acceptCpuMicros: [],
@@ -159,12 +174,15 @@ export const median = (values: readonly number[]): number => {
 
 export const sideOf = (
   apis: number,
+  mysql: 'mariadb' | 'galera',
   samples: ScaleOutSamples,
   books: Readonly<{ oversold: number; auditOk: boolean }>,
 ): ScaleOutSide => ({
   apis,
+  mysql,
   floodRps: Math.round(median(samples.floodRps)),
   acceptRps: Math.round(median(samples.acceptRps)),
+  commitRps: Math.round(median(samples.commitRps)),
   floodP99Ms: median(samples.floodP99Ms),
   acceptP99Ms: median(samples.acceptP99Ms),
   acceptCpuMicros: Math.round(median(samples.acceptCpuMicros)),
@@ -192,6 +210,13 @@ export type ScaleOut = Readonly<{
   /** medians, two replicas / one */
   floodRatio: number;
   acceptRatio: number;
+  /**
+   * Two API replicas again, their MySQL a Galera cluster of 3 behind a single-writer HAProxy, alternated with
+   * the other two sides; or why it did not run
+   */
+  galera?: ScaleOutSide | Readonly<{ skipped: string }>;
+  /** medians, Galera / one MariaDB (both with two replicas) */
+  galeraRatios?: Readonly<{ flood: number; accept: number; commit: number }>;
 }>;
 
 /** The phase's entry in the results: its figures, or why it did not run. */

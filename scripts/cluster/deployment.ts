@@ -1,6 +1,7 @@
 /**
  * The service scaled out on one machine, no Docker: a Redis Cluster (3 masters, 1 replica each), a 3-broker
- * Apache Kafka cluster (KRaft), MariaDB as it runs, two API processes (`seckill serve`) and two worker processes
+ * Apache Kafka cluster (KRaft), a 3-node MariaDB Galera Cluster behind its own HAProxy (one writer at a time;
+ * or a MySQL server given by URL), two API processes (`seckill serve`) and two worker processes
  * (`seckill worker`), and HAProxy in front of the APIs (round robin, health-checked on `/readyz`). Every process
  * listens on loopback. `npm run cluster` runs it in the foreground; the scale tests start one per drill and kill
  * its nodes.
@@ -12,7 +13,9 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { SERVICE_NODE_FLAGS } from '../../src/infrastructure/node-flags.js';
 import { freePort, KafkaCluster } from '../kafka/cluster.js';
-import { exited, running, waitFor } from './processes.js';
+import { ZipkinServer } from '../zipkin/server.js';
+import { exited, projectRoot, running, signalled, startHaproxy, waitFor } from './processes.js';
+import { GaleraCluster } from './galera-cluster.js';
 import { RedisCluster, type RedisClusterOptions } from './redis-cluster.js';
 
 const run = promisify(execFile);
@@ -22,11 +25,23 @@ export type Say = (line: string) => void;
 export type DeploymentOptions = Readonly<{
   apis?: number;
   workers?: number;
-  /** the service's database (created and migrated at start); default `mysql://root@127.0.0.1:3306/seckill_cluster` */
+  /**
+   * the service's database on a MySQL server of the caller's (created and migrated at start); default: the
+   * database `seckill_cluster` on a Galera cluster of the deployment's own (or on `galera`)
+   */
   mysqlUrl?: string;
+  /** a running Galera cluster to use (the deployment neither starts nor stops it), its database `database` */
+  galera?: GaleraCluster;
+  /** the database on the Galera cluster (default `seckill_cluster`) */
+  database?: string;
   /** a running Kafka cluster to use (the deployment neither starts nor stops it); default: 3 brokers of its own */
   kafka?: KafkaCluster;
   redis?: RedisClusterOptions;
+  /**
+   * a Zipkin server of the deployment's own, every process tracing to it (SECKILL_OTEL_ZIPKIN_URL; 10 % of new
+   * traces unless SECKILL_OTEL_SAMPLE_RATIO says otherwise); default: none, tracing off
+   */
+  zipkin?: boolean;
   /**
    * More settings for every service process (they win over the deployment's). The processes take no other
    * `SECKILL_*` setting: whatever the calling shell exports is left out, so a deployment is the same anywhere.
@@ -62,14 +77,6 @@ const baseEnv = (): NodeJS.ProcessEnv =>
     Object.entries(process.env).filter(([name]) => !name.startsWith('SECKILL_') && name !== 'PORT'),
   );
 
-/** The project's root: the folder holding package.json above this file (in scripts/ or dist/scripts/). */
-const projectRoot = (): string => {
-  for (let dir = import.meta.dirname; ; dir = path.dirname(dir)) {
-    if (fs.existsSync(path.join(dir, 'package.json'))) return dir;
-    if (path.dirname(dir) === dir) throw new Error(`package.json not found above ${import.meta.dirname}`);
-  }
-};
-
 /** how long a service process or the balancer may take to be ready (four processes start on the same cores) */
 const STARTUP_MS = 60_000;
 
@@ -83,8 +90,10 @@ const okAt = async (url: string): Promise<boolean> =>
 /**
  * HAProxy in front of the APIs: round robin; a server is taken out after 2 failed `/readyz` checks a second
  * apart and back after 2 good ones; a request whose connection a dead server refuses goes to another
- * (`redispatch`), and so does a read the server died under; any other request already sent is never sent twice
- * (an order is not idempotent: its buyer, cut off, asks for their orders again).
+ * (`redispatch`). A request already sent is sent again to another API when its server died under it (the
+ * connection cut, no answer) or answered 502/503 - but only a read, or an order (`POST /api/v1/seckill/orders`)
+ * that carries an `Idempotency-Key`: the service answers a repeat of a keyed order with the order the key made, so the buyer
+ * gets one order whichever API answers. A POST without a key is never sent twice (an order may have landed).
  *
  * When every API fails its check at once, the cause is shared (a Redis master failing over, MySQL away), and
  * taking them all out would answer every buyer 503, reads and all. The APIs are listed a second time as backup
@@ -101,8 +110,10 @@ export const haproxyConfig = (balancerPort: number, apiPorts: readonly number[])
     '  option forwardfor',
     '  option redispatch 1',
     '  retries 2',
-    // a read cut off by a dying API is sent again to another; anything else is not (an order may have landed)
-    '  retry-on conn-failure empty-response response-timeout',
+    // a request cut off by a dying API, or turned away by one, goes to another (which requests: below)
+    '  retry-on conn-failure empty-response response-timeout 502 503',
+    // a request is sent again from the balancer's copy: the whole of it is read first (orders are small)
+    '  option http-buffer-request',
     '  timeout connect 1s',
     '  timeout client 30s',
     '  timeout server 30s',
@@ -112,7 +123,8 @@ export const haproxyConfig = (balancerPort: number, apiPorts: readonly number[])
     '  default_backend apis',
     'backend apis',
     '  balance roundrobin',
-    '  http-request disable-l7-retry unless METH_GET',
+    // only the order route honours a key: a keyed POST elsewhere (a restock, a payment) is never sent twice
+    '  http-request disable-l7-retry unless METH_GET || { path /api/v1/seckill/orders } { req.hdr(idempotency-key) -m found }',
     '  option httpchk GET /readyz',
     '  http-check expect status 200',
     '  option allbackups',
@@ -122,24 +134,74 @@ export const haproxyConfig = (balancerPort: number, apiPorts: readonly number[])
     '',
   ].join('\n');
 
-/** Redis Cluster and Kafka, together; when one fails to start, the other is stopped, not left behind. */
-const startServers = async (
-  options: DeploymentOptions,
-  dir: string,
-  say: Say,
-): Promise<[RedisCluster, KafkaCluster]> => {
-  const [redis, kafka] = await Promise.allSettled([
-    RedisCluster.start({ nodeTimeoutMs: 2_000, ...options.redis }),
-    options.kafka ?? KafkaCluster.start({ brokers: 3, dir: path.join(dir, 'kafka'), say }),
+type Servers = Readonly<{
+  redis: RedisCluster;
+  kafka: KafkaCluster;
+  galera: GaleraCluster | null;
+  zipkin: ZipkinServer | null;
+}>;
+
+/**
+ * Redis Cluster, Kafka and (unless MySQL is given) Galera, together; when one fails to start, the others are
+ * stopped, not left behind.
+ */
+const startServers = async (options: DeploymentOptions, dir: string, say: Say): Promise<Servers> => {
+  const ownGalera = options.mysqlUrl === undefined && options.galera === undefined;
+  const ownKafka = options.kafka === undefined;
+  say(
+    `starting Redis Cluster (3 masters, 1 replica each)${ownKafka ? ', Kafka (3 brokers)' : ''}${ownGalera ? ', MariaDB Galera Cluster (3 nodes)' : ''}${options.zipkin ? ', Zipkin' : ''}`,
+  );
+  const started: Array<{ stop(): Promise<void> }> = [];
+  const kept = <T extends { stop(): Promise<void> }>(server: T, own = true): T => {
+    if (own) started.push(server);
+    return server;
+  };
+  const [redis, kafka, galera, zipkin] = await Promise.allSettled([
+    RedisCluster.start({ nodeTimeoutMs: 2_000, ...options.redis }).then((r) => kept(r)),
+    options.kafka ??
+      KafkaCluster.start({ brokers: 3, dir: path.join(dir, 'kafka'), say }).then((k) => kept(k)),
+    ownGalera ? GaleraCluster.start({ say }).then((g) => kept(g)) : Promise.resolve(options.galera ?? null),
+    options.zipkin
+      ? ZipkinServer.start({ dir: path.join(dir, 'zipkin'), say }).then((z) => kept(z))
+      : Promise.resolve(null),
   ]);
-  if (redis.status === 'fulfilled' && kafka.status === 'fulfilled') return [redis.value, kafka.value];
-  if (redis.status === 'fulfilled') await redis.value.stop();
-  if (kafka.status === 'fulfilled' && !options.kafka) await kafka.value.stop();
-  throw redis.status === 'rejected' ? redis.reason : (kafka as PromiseRejectedResult).reason;
+  const failed = [redis, kafka, galera, zipkin].find((r) => r.status === 'rejected');
+  if (!failed && !options.signal?.aborted)
+    return {
+      redis: (redis as PromiseFulfilledResult<RedisCluster>).value,
+      kafka: (kafka as PromiseFulfilledResult<KafkaCluster>).value,
+      galera: (galera as PromiseFulfilledResult<GaleraCluster | null>).value,
+      zipkin: (zipkin as PromiseFulfilledResult<ZipkinServer | null>).value,
+    };
+  for (const server of started) await server.stop();
+  throw failed ? failed.reason : new Error('interrupted while starting');
 };
+
+/** Every service process's settings: the servers', then the caller's (which win). */
+const serviceEnv = (
+  secret: string,
+  mysqlUrl: string,
+  { redis, kafka, zipkin }: Servers,
+  given: Readonly<Record<string, string>> = {},
+): Record<string, string> => ({
+  ...(zipkin ? { SECKILL_OTEL_ZIPKIN_URL: zipkin.spansUrl, SECKILL_OTEL_SAMPLE_RATIO: '0.1' } : {}),
+  SECKILL_PROFILE: 'real',
+  SECKILL_JWT_SECRET: secret,
+  SECKILL_MYSQL_URL: mysqlUrl,
+  SECKILL_REDIS_URL: redis.url,
+  SECKILL_KAFKA_BROKERS: kafka.brokers,
+  SECKILL_HOST: '127.0.0.1',
+  // the balancer on loopback is the proxy whose X-Forwarded-For names the buyer
+  SECKILL_TRUST_PROXY: 'loopback',
+  SECKILL_LOG_LEVEL: 'info',
+  SECKILL_DEMO_PRODUCT: 'false',
+  ...given,
+});
 
 export class Deployment {
   private haproxy: ChildProcess | null = null;
+  /** the Zipkin server every process traces to (null: tracing off) */
+  zipkin: ZipkinServer | null = null;
 
   private constructor(
     readonly url: string,
@@ -148,6 +210,9 @@ export class Deployment {
     readonly redis: RedisCluster,
     readonly kafka: KafkaCluster,
     private readonly ownsKafka: boolean,
+    /** the Galera cluster the service's MySQL is on (null: a server given by URL) */
+    readonly galera: GaleraCluster | null,
+    private readonly ownsGalera: boolean,
     readonly nodes: ServiceNode[],
     private readonly env: Readonly<Record<string, string>>,
     readonly dir: string,
@@ -158,28 +223,12 @@ export class Deployment {
     const root = projectRoot();
     const dir = path.resolve(options.dir ?? path.join(root, '.cache', 'cluster'));
     fs.mkdirSync(dir, { recursive: true });
-    const mysqlUrl = options.mysqlUrl ?? 'mysql://root@127.0.0.1:3306/seckill_cluster';
     const secret = options.secret ?? randomBytes(24).toString('base64url');
-    say(`starting Redis Cluster (3 masters, 1 replica each)${options.kafka ? '' : ' and Kafka (3 brokers)'}`);
-    const [redis, kafka] = await startServers(options, dir, say);
-    if (options.signal?.aborted) {
-      await redis.stop();
-      if (!options.kafka) await kafka.stop();
-      throw new Error('interrupted while starting');
-    }
-    const env: Record<string, string> = {
-      SECKILL_PROFILE: 'real',
-      SECKILL_JWT_SECRET: secret,
-      SECKILL_MYSQL_URL: mysqlUrl,
-      SECKILL_REDIS_URL: redis.url,
-      SECKILL_KAFKA_BROKERS: kafka.brokers,
-      SECKILL_HOST: '127.0.0.1',
-      // the balancer on loopback is the proxy whose X-Forwarded-For names the buyer
-      SECKILL_TRUST_PROXY: 'loopback',
-      SECKILL_LOG_LEVEL: 'info',
-      SECKILL_DEMO_PRODUCT: 'false',
-      ...options.env,
-    };
+    const servers = await startServers(options, dir, say);
+    const { redis, kafka, galera } = servers;
+    const ownsGalera = options.galera === undefined && galera !== null;
+    const mysqlUrl = options.mysqlUrl ?? `${galera!.url}/${options.database ?? 'seckill_cluster'}`;
+    const env = serviceEnv(secret, mysqlUrl, servers, options.env);
     const apiPorts = await Promise.all(Array.from({ length: options.apis ?? 2 }, freePort));
     const balancerPort = options.balancerPort || (await freePort());
     const deployment = new Deployment(
@@ -189,6 +238,8 @@ export class Deployment {
       redis,
       kafka,
       options.kafka === undefined,
+      galera,
+      ownsGalera,
       await Promise.all(
         [
           ...apiPorts.map((port, i) => ({ name: `api-${i + 1}`, role: 'api' as const, port })),
@@ -202,6 +253,7 @@ export class Deployment {
       env,
       dir,
     );
+    deployment.zipkin = servers.zipkin;
     try {
       say(`migrating ${mysqlUrl.replace(/\/\/[^@]*@/, '//')}`);
       await run(process.execPath, [path.join(root, 'dist/src/infrastructure/main.js'), 'migrate'], {
@@ -272,34 +324,18 @@ export class Deployment {
   }
 
   private async startBalancer(port: number, apiPorts: readonly number[]): Promise<void> {
-    const config = path.join(this.dir, 'haproxy.cfg');
-    fs.writeFileSync(config, haproxyConfig(port, apiPorts));
-    const log = fs.createWriteStream(path.join(this.dir, 'haproxy.log'), { flags: 'a' });
-    const haproxy = spawn('haproxy', ['-db', '-f', config], { stdio: ['ignore', 'pipe', 'pipe'] });
-    haproxy.stdout.pipe(log);
-    haproxy.stderr.pipe(log);
-    haproxy.once('error', () => undefined);
-    this.haproxy = haproxy;
-    await waitFor(
-      'HAProxy routing to the APIs',
-      () => {
-        if (!running(haproxy))
-          throw new Error(
-            `haproxy exited (${haproxy.exitCode ?? haproxy.signalCode}); is it installed (apt-get install haproxy)? ` +
-              `Its log: ${path.join(this.dir, 'haproxy.log')}`,
-          );
-        return okAt(`${this.url}/readyz`);
-      },
-      STARTUP_MS,
-    );
+    this.haproxy = await startHaproxy({
+      dir: this.dir,
+      name: 'haproxy',
+      config: haproxyConfig(port, apiPorts),
+      what: 'HAProxy routing to the APIs',
+      ready: () => okAt(`${this.url}/readyz`),
+    });
   }
 
   /** SIGKILLs a node of the service: no clean shutdown, requests in flight are cut. */
   async kill(name: string): Promise<void> {
-    const { child } = this.node(name);
-    const done = exited(child);
-    child.kill('SIGKILL');
-    await done;
+    await signalled(this.node(name).child, 'SIGKILL');
   }
 
   /** Starts a killed node again (an API on its old port, so the balancer takes it back). */
@@ -316,6 +352,10 @@ export class Deployment {
     pids['haproxy'] = this.balancerPid;
     for (const port of this.redis.ports) pids[`redis-${port}`] = this.redis.pidOf(port);
     for (const broker of this.kafka.nodes) pids[`kafka-${broker.id}`] = this.kafka.pidOf(broker.id);
+    if (this.galera) {
+      for (const node of this.galera.nodes) pids[node.name] = this.galera.pidOf(node.name);
+      pids['haproxy-galera'] = this.galera.balancerPid;
+    }
     return pids;
   }
 
@@ -339,5 +379,7 @@ export class Deployment {
     }
     await this.redis.stop();
     if (this.ownsKafka) await this.kafka.stop();
+    if (this.ownsGalera) await this.galera?.stop();
+    await this.zipkin?.stop();
   }
 }

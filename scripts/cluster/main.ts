@@ -2,7 +2,10 @@
  * `npm run cluster`: the service scaled out on this machine (see deployment.ts), in the foreground until
  * Ctrl-C, which stops every process it started.
  *
- *   npm run cluster [-- --apis 2] [--workers 2] [--port 8080] [--mysql mysql://root@127.0.0.1:3306/seckill_cluster]
+ *   npm run cluster [-- --apis 2] [--workers 2] [--port 8080] [--mysql mysql://root@127.0.0.1:3306/seckill_cluster] [--no-zipkin]
+ *
+ * MySQL is a Galera cluster of the deployment's own unless --mysql names a server. Every process traces to a
+ * Zipkin server of the deployment's own, unless --no-zipkin.
  */
 import { Deployment, type DeploymentOptions } from './deployment.js';
 
@@ -27,13 +30,15 @@ const parse = (argv: readonly string[]): DeploymentOptions => {
     else if (arg === '--workers') options.workers = count();
     else if (arg === '--port') options.balancerPort = Number(value());
     else if (arg === '--mysql') options.mysqlUrl = value();
-    else throw new Error(`unknown option ${arg} (--apis N, --workers N, --port P, --mysql URL)`);
+    else if (arg === '--no-zipkin') options.zipkin = false;
+    else throw new Error(`unknown option ${arg} (--apis N, --workers N, --port P, --mysql URL, --no-zipkin)`);
   }
   return options;
 };
 
 const main = async (): Promise<void> => {
-  const options = parse(process.argv.slice(2));
+  // traced to a Zipkin of its own unless told not to
+  const options = { zipkin: true, ...parse(process.argv.slice(2)) };
   const secret = process.env['SECKILL_JWT_SECRET'];
   // the shell's settings reach every process of the deployment (SECKILL_LOG_LEVEL=debug npm run cluster)
   const shell = Object.fromEntries(
@@ -75,6 +80,13 @@ const main = async (): Promise<void> => {
     const metrics = node ? `  metrics http://127.0.0.1:${node.metricsPort}/metrics` : '';
     say(`  ${name.padEnd(16)} pid ${pid}${metrics}`);
   }
+  say(
+    `  MySQL ${deployment.mysqlUrl}${deployment.galera ? `  (HAProxy in front of ${deployment.galera.nodes.length} Galera nodes, one taking the writes; their data in ${deployment.galera.dir})` : ''}`,
+  );
+  if (deployment.zipkin)
+    say(
+      `  Zipkin ${deployment.zipkin.url}/zipkin/  (traces of every process, ${shell['SECKILL_OTEL_SAMPLE_RATIO'] ?? '0.1'} of new ones: SECKILL_OTEL_SAMPLE_RATIO)`,
+    );
   say(`  logs and balancer configuration in ${deployment.dir}`);
   say('');
   say('In another shell:');

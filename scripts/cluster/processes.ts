@@ -1,5 +1,8 @@
 /** What the local clusters' scripts do with the processes they start and the servers they wait for. */
-import type { ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
+import fs from 'node:fs';
+import { createServer } from 'node:net';
+import path from 'node:path';
 
 export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -26,3 +29,87 @@ export const running = (child: ChildProcess): boolean => child.exitCode === null
 /** Resolves once the process has exited (at once if it already has). */
 export const exited = (child: ChildProcess): Promise<void> =>
   running(child) ? new Promise((resolve) => child.once('exit', () => resolve())) : Promise.resolve();
+/** The project's root: the folder holding package.json above this file (in scripts/ or dist/scripts/). */
+export const projectRoot = (): string => {
+  for (let dir = import.meta.dirname; ; dir = path.dirname(dir)) {
+    if (fs.existsSync(path.join(dir, 'package.json'))) return dir;
+    if (path.dirname(dir) === dir) throw new Error(`package.json not found above ${import.meta.dirname}`);
+  }
+};
+
+/** Whether nothing listens on `port` of 127.0.0.1 now. */
+export const isFree = (port: number): Promise<boolean> =>
+  new Promise((resolve) => {
+    const server = createServer();
+    server.once('error', () => resolve(false));
+    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
+  });
+
+/**
+ * `count` consecutive free ports from a random base in [lowest, lowest + span), each with the ports `alsoFree`
+ * names for it free too (a Redis node's cluster bus).
+ */
+export const consecutiveFreePorts = async (
+  what: string,
+  {
+    count,
+    lowest,
+    span,
+    alsoFree = () => [],
+  }: Readonly<{
+    count: number;
+    lowest: number;
+    span: number;
+    alsoFree?: (port: number) => number[];
+  }>,
+): Promise<number[]> => {
+  for (let attempt = 0; attempt < 50; attempt += 1) {
+    const base = lowest + Math.floor(Math.random() * span);
+    const ports = Array.from({ length: count }, (_, i) => base + i);
+    const checks = await Promise.all(ports.flatMap((p) => [p, ...alsoFree(p)]).map(isFree));
+    if (checks.every(Boolean)) return ports;
+  }
+  throw new Error(`no free ports for ${what}`);
+};
+
+/** Sends `signal` to the process and resolves once it has exited. */
+export const signalled = async (child: ChildProcess, signal: NodeJS.Signals): Promise<void> => {
+  const done = exited(child);
+  child.kill(signal);
+  await done;
+};
+
+/**
+ * HAProxy in the foreground with `config`, written to `<dir>/<name>.cfg` and logging to `<dir>/<name>.log`;
+ * resolves once `ready` answers true (it exits: the wait ends with where its log is).
+ */
+export const startHaproxy = async (
+  options: Readonly<{
+    dir: string;
+    name: string;
+    config: string;
+    what: string;
+    ready: () => Promise<boolean>;
+  }>,
+): Promise<ChildProcess> => {
+  const config = path.join(options.dir, `${options.name}.cfg`);
+  const logFile = path.join(options.dir, `${options.name}.log`);
+  fs.writeFileSync(config, options.config);
+  const log = fs.createWriteStream(logFile, { flags: 'a' });
+  const haproxy = spawn('haproxy', ['-db', '-f', config], { stdio: ['ignore', 'pipe', 'pipe'] });
+  haproxy.stdout.pipe(log);
+  haproxy.stderr.pipe(log);
+  haproxy.once('error', () => undefined);
+  await waitFor(
+    options.what,
+    () => {
+      if (!running(haproxy))
+        throw new Error(
+          `haproxy exited (${haproxy.exitCode ?? haproxy.signalCode}); is it installed (apt-get install haproxy)? Its log: ${logFile}`,
+        );
+      return options.ready();
+    },
+    60_000,
+  );
+  return haproxy;
+};

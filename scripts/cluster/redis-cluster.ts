@@ -7,11 +7,10 @@
  */
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import fs from 'node:fs';
-import { createServer } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { exited, running, waitFor } from './processes.js';
+import { consecutiveFreePorts, exited, running, signalled, waitFor } from './processes.js';
 
 const run = promisify(execFile);
 
@@ -30,23 +29,14 @@ export type RedisClusterOptions = Readonly<{
 
 export type RedisNodeRole = Readonly<{ port: number; role: 'master' | 'replica'; slots: number }>;
 
-const isFree = (port: number): Promise<boolean> =>
-  new Promise((resolve) => {
-    const server = createServer();
-    server.once('error', () => resolve(false));
-    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
-  });
-
 /** `count` consecutive ports whose cluster-bus ports (port + 10000) are free too. */
-const freePorts = async (count: number): Promise<number[]> => {
-  for (let attempt = 0; attempt < 50; attempt += 1) {
-    const base = 20_000 + Math.floor(Math.random() * 9_000);
-    const ports = Array.from({ length: count }, (_, i) => base + i);
-    const checks = await Promise.all(ports.flatMap((p) => [isFree(p), isFree(p + 10_000)]));
-    if (checks.every(Boolean)) return ports;
-  }
-  throw new Error('no free ports for a Redis Cluster');
-};
+const freePorts = (count: number): Promise<number[]> =>
+  consecutiveFreePorts('a Redis Cluster', {
+    count,
+    lowest: 20_000,
+    span: 9_000,
+    alsoFree: (p) => [p + 10_000],
+  });
 
 const cli = async (port: number, ...args: string[]): Promise<string> =>
   (await run('redis-cli', ['-h', '127.0.0.1', '-p', String(port), ...args], { timeout: 5_000 })).stdout;
@@ -193,9 +183,7 @@ export class RedisCluster {
   async kill(port: number): Promise<void> {
     const server = this.servers.get(port);
     if (!server) return;
-    const done = exited(server);
-    server.kill('SIGKILL');
-    await done;
+    await signalled(server, 'SIGKILL');
   }
 
   /** Starts a killed node again; it rejoins (a former master as a replica) and the cluster is whole again. */

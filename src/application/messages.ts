@@ -27,6 +27,8 @@ const headersFor = (envelope: EventEnvelope, orderId: string, messageId: string)
   'message-id': messageId,
   'correlation-id': envelope.correlationId,
   'causation-id': envelope.eventId,
+  // the consumer's work joins the buyer's trace, also when the relay sends the row again later
+  ...(envelope.traceparent === undefined ? {} : { traceparent: envelope.traceparent }),
 });
 
 /** The reservation, for the commit consumer: made from the `OrderReserved` event the domain decided. */
@@ -70,6 +72,15 @@ export const messagesOf = (envelopes: readonly EventEnvelope[]): NewOutboxMessag
     if (event.type === 'ReservationReleased') return [compensationMessage({ ...envelope, event })];
     return [];
   });
+
+/** The sampled trace an inbound message carries on, if any. */
+export const traceOf = (message: InboundMessage): string | undefined => {
+  const traceparent = message.headers.traceparent;
+  return traceparent !== undefined && TRACEPARENT.test(traceparent) ? traceparent : undefined;
+};
+
+/** A W3C traceparent (version 00), the only form kept or carried on. */
+const TRACEPARENT = /^00-[0-9a-f]{32}-[0-9a-f]{16}-0[01]$/;
 
 /** The conversation an inbound message belongs to (a message from before correlation ids: its own id). */
 export const correlationOf = (message: InboundMessage, messageId: string): string =>

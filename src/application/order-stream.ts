@@ -13,20 +13,34 @@ import {
   type ProductState,
   productStreamId,
 } from '../domain/index.js';
-import { CommandHandler, type Decision } from './command-handler.js';
-import type { EventEnvelope, IdGenerator, OrderReadModel, OrderView } from './ports/index.js';
+import { CommandHandler, type Decision, type WritePath } from './command-handler.js';
+import type { EventEnvelope, OrderReadModel, OrderView } from './ports/index.js';
 
 export type OrderDecision = Decision<OrderCommand, OrderEvent, OrderState>;
 export type OrderCommands = CommandHandler<OrderCommand, OrderEvent, OrderState>;
 export type ProductCommands = CommandHandler<ProductCommand, ProductEvent, ProductState>;
 
-/** Every change to an order: the order decider behind the command handler, one stream per order. */
-export const orderCommands = (ids: IdGenerator): OrderCommands =>
-  new CommandHandler(orderDecider, (c) => orderStreamId(c.orderId), isOrderEvent, ids);
+/** What the handlers share: the unit of work, ids and clock of the events, and the outbox's dispatcher. */
+export type WriteDeps = Omit<WritePath<never, never, never>, 'projections'>;
 
-/** Every change to a product's stream. */
-export const productCommands = (ids: IdGenerator): ProductCommands =>
-  new CommandHandler(productDecider, (c) => productStreamId(c.productId), isProductEvent, ids);
+/** Every write of the application: one command handler per aggregate, built once. */
+export type CommandHandlers = Readonly<{ orders: OrderCommands; products: ProductCommands }>;
+
+/**
+ * The handlers and the inline projections registered with them: an order's events keep its `orders` row in
+ * step in the same transaction. A product's stream has none: its stock is the `product` row, written by the
+ * use cases as the write model it is (architecture.md says why).
+ */
+export const commandHandlers = (deps: WriteDeps): CommandHandlers => ({
+  orders: new CommandHandler(orderDecider, (c) => orderStreamId(c.orderId), isOrderEvent, {
+    ...deps,
+    projections: [(stores, decisions) => projectOrders(stores.orders, decisions)],
+  }),
+  products: new CommandHandler(productDecider, (c) => productStreamId(c.productId), isProductEvent, {
+    ...deps,
+    projections: [],
+  }),
+});
 
 /** An order's state as its row shows it (the seed for projecting the next events onto it). */
 export const toView = (state: OrderState, updatedAt: string): OrderView | null => {

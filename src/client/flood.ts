@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { createRequire } from 'node:module';
+import { ORDER_ANSWER_CODES } from '../adapters/http/order-rejections.js';
 import { field, parseJson } from './service-calls.js';
 import { type Accepted, type Buyer, bump, type SimulationOptions } from './simulation.types.js';
 
@@ -47,21 +48,11 @@ const autocannon = createRequire(import.meta.url)('autocannon') as Autocannon;
 
 // ---- the flood ----
 
-const KNOWN_CODES = new Set([
-  'SOLD_OUT',
-  'LIMIT_EXCEEDED',
-  'SALE_NOT_ACTIVE',
-  'DUPLICATE_REQUEST',
-  'RATE_LIMITED',
-  'UNAVAILABLE',
-  'PATH_TOKEN_REQUIRED',
-  'PATH_TOKEN_INVALID',
-]);
-
-const codeOf = (status: number, body: unknown): string => {
+/** How the flood counts an answer: ACCEPTED, a refusal code the API answers with, or `HTTP <status> [code]`. */
+export const codeOf = (status: number, body: unknown): string => {
   if (status === 202) return 'ACCEPTED';
   const code = field(body, 'code');
-  if (typeof code === 'string' && KNOWN_CODES.has(code)) return code;
+  if (typeof code === 'string' && ORDER_ANSWER_CODES.has(code)) return code;
   return `HTTP ${status}${typeof code === 'string' ? ` ${code}` : ''}`;
 };
 

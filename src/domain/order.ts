@@ -1,10 +1,4 @@
-import {
-  DomainError,
-  IllegalOrderTransition,
-  InvalidOrderQuantity,
-  OrderAlreadyExists,
-  OrderNotFound,
-} from './errors.js';
+import { IllegalOrderTransition, InvalidOrderQuantity, OrderAlreadyExists, OrderNotFound } from './errors.js';
 import type { Decider } from './decider.js';
 import { assertNever, type OrderEvent, type ReleaseReason } from './events.js';
 
@@ -187,5 +181,3 @@ export const orderDecider: Decider<OrderCommand, OrderEvent, OrderState> = {
   evolve,
   initialState: initialOrderState,
 };
-
-export const isDomainError = (error: unknown): error is DomainError => error instanceof DomainError;

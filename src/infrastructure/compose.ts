@@ -1,3 +1,4 @@
+// The composition root: every use case wired to the ports in one graph, which reads best whole.
 import {
   AuditHistory,
   type Clock,
@@ -19,6 +20,8 @@ import {
   type OrderReadModel,
   type Outbox,
   OutboxDispatcher,
+  commandHandlers,
+  type CommandHandlers,
   PayOrder,
   PlaceOrder,
   ProductCatalog,
@@ -33,15 +36,23 @@ import {
   ReleaseOrder,
   SaleDashboard,
   type Schedule,
+  type MessageSubscriber,
+  type OrderProjectionRebuild,
+  RebuildProjections,
+  type Scheduler,
   type SoldOutFlags,
   type StockGate,
+  Spans,
   Topics,
+  tracedHandler,
+  tracedPublisher,
+  type Tracer,
   type UnitOfWork,
 } from '../application/index.js';
 import type { Budget, Config } from './config.js';
 
 /**
- * One adapter per port: the profile's (memory or real, bound by the container) or a test's doubles. The
+ * One adapter per port: the profile's (memory or real, bound by the container), or what an override made of it. The
  * message subscriber and the scheduler are not among them: only a worker uses them, to run `consumers` and
  * `jobs`, and a process that serves HTTP alone never builds them (agenda's connects to Redis when built).
  */
@@ -68,8 +79,26 @@ export type Ports = Readonly<{
   eventIds: IdGenerator;
   logger: Logger;
   metrics: Metrics;
+  /** the process's spans (off unless SECKILL_OTEL_ZIPKIN_URL is set) */
+  tracer: Tracer;
   health: readonly HealthCheck[];
 }>;
+
+/** What a worker runs the application's consumers and jobs on. */
+export type WorkerPorts = Readonly<{ subscriber: MessageSubscriber; scheduler: Scheduler }>;
+
+/** What `seckill projections rebuild` replays into: fresh `orders` tables beside the live ones. */
+export type RebuildPorts = Readonly<{ rebuildTarget: OrderProjectionRebuild }>;
+
+/**
+ * The rebuild of the projections, from the event store into fresh tables: the one use case that runs without the
+ * rest of the application (the real profile's MySQL alone).
+ */
+export const composeRebuild = (
+  ports: Pick<Ports, 'events'> & RebuildPorts,
+  pageSize = 5_000,
+): RebuildProjections =>
+  new RebuildProjections({ events: ports.events, target: ports.rebuildTarget, pageSize });
 
 /** The settings compose() reads. The service passes its whole Config; a test passes these alone. */
 export type CompositionConfig = Pick<
@@ -114,6 +143,8 @@ export type Application = Readonly<{
   ports: Ports;
   catalog: ProductCatalog;
   dispatcher: OutboxDispatcher;
+  /** every write of the use cases goes through these */
+  commands: CommandHandlers;
   placeOrder: PlaceOrder;
   commit: CommitReservations;
   compensate: CompensateReservation;
@@ -136,14 +167,22 @@ const budgetSize = (budget: Budget): BudgetSize | null =>
   budget.points > 0 ? { points: budget.points, windowMs: budget.windowSeconds * 1_000 } : null;
 
 /**
- * The composition root's one graph: the container calls it with the profile's adapters, the test harness
- * with its doubles, so both run the same wiring. Plain constructors, no container: a use case never sees one.
+ * The composition root's one graph, called by the container (container.ts) for the service and the test harness
+ * alike, so both run the same wiring. Plain constructors, no container: a use case never sees one.
  */
 export const compose = (ports: Ports, config: CompositionConfig): Application => {
   const { events, inventory, orders, outbox, unitOfWork, gate, soldOut, salePaths } = ports;
-  const { publisher, clock, ids, eventIds, logger, metrics } = ports;
+  const { publisher, clock, ids, eventIds, logger, metrics, tracer } = ports;
   const catalog = new ProductCatalog(inventory, clock, config.productCacheMs);
-  const dispatcher = new OutboxDispatcher(outbox, publisher, clock, logger, metrics, config.publish);
+  const dispatcher = new OutboxDispatcher(
+    outbox,
+    tracedPublisher(publisher, tracer, Spans.PRODUCE),
+    clock,
+    logger,
+    metrics,
+    config.publish,
+  );
+  const commands = commandHandlers({ unitOfWork, ids: eventIds, clock, dispatcher });
   const placeOrder = new PlaceOrder({
     catalog,
     budgets: {
@@ -154,39 +193,37 @@ export const compose = (ports: Ports, config: CompositionConfig): Application =>
     soldOut,
     gate,
     orders,
-    unitOfWork,
-    dispatcher,
+    commands: commands.orders,
     clock,
     ids,
-    eventIds,
     logger,
     metrics,
     lockLeaseMs: config.lockLeaseMs,
     idempotencyKeyTtlMs: config.idempotencyKeyTtlMs,
     idempotencyKeysMax: config.idempotencyKeysMax,
     groupCommit: config.groupCommit,
+    tracer,
   });
   const commit = new CommitReservations({
-    unitOfWork,
-    dispatcher,
+    orders: commands.orders,
     clock,
-    ids: eventIds,
     logger,
     metrics,
     mergeDecrements: config.mergeDecrements,
+    tracer,
   });
   const compensate = new CompensateReservation(gate, soldOut, outbox, clock, logger);
   const releaseOrder = new ReleaseOrder(
-    unitOfWork,
+    commands.orders,
     orders,
-    dispatcher,
     clock,
     logger,
     config.paymentTimeoutMs,
-    eventIds,
+    tracer,
   );
-  const payOrder = new PayOrder(unitOfWork, clock, eventIds);
-  const relay = new RelayOutbox(outbox, publisher, clock, logger, metrics, {
+  const payOrder = new PayOrder(commands.orders, clock);
+  const relayPublisher = tracedPublisher(publisher, tracer, Spans.RELAY_PRODUCE);
+  const relay = new RelayOutbox(outbox, relayPublisher, clock, logger, metrics, {
     pendingGraceMs: config.outbox.pendingGraceMs,
     staleSentMs: config.outbox.staleSentMs,
     backoffBaseMs: config.outbox.backoffBaseMs,
@@ -194,7 +231,7 @@ export const compose = (ports: Ports, config: CompositionConfig): Application =>
     batchSize: config.relayBatchSize ?? 500,
   });
   const reconcile = new ReconcileStock({
-    unitOfWork,
+    products: commands.products,
     inventory,
     orders,
     gate,
@@ -214,7 +251,14 @@ export const compose = (ports: Ports, config: CompositionConfig): Application =>
     staleAfterMs: config.auditStaleMs,
     pageSize: config.auditPageSize ?? 1_000,
   });
-  const products = new ManageProducts({ unitOfWork, gate, soldOut, catalog, clock, ids: eventIds, logger });
+  const products = new ManageProducts({
+    products: commands.products,
+    gate,
+    soldOut,
+    catalog,
+    clock,
+    logger,
+  });
   const queries = new Queries(inventory, orders, gate);
   const watchOrder = new WatchOrder(orders, ports.streamTickets, clock, config.orderEvents);
   const salePath = new IssueSalePath({ catalog, salePaths, clock, ttlMs: config.pathTokenTtlMs });
@@ -229,12 +273,15 @@ export const compose = (ports: Ports, config: CompositionConfig): Application =>
     now: () => clock.now(),
   });
 
-  /** A consumer's batches are counted once handled, so that messages / batches is the mean merge. */
+  /**
+   * A consumer's batches are counted once handled, so that messages / batches is the mean merge; each is a span in
+   * the trace of every message it holds.
+   */
   const consumer = (topic: string, groupId: string, handle: Consumer['handle']): Consumer => ({
     topic,
     groupId,
     handle: async (messages) => {
-      await handle(messages);
+      await (tracer.enabled ? tracedHandler(tracer, { topic, groupId }, handle)(messages) : handle(messages));
       metrics.count('consumer_batches', { group: groupId });
       metrics.count('consumer_messages', { group: groupId }, messages.length);
     },
@@ -244,6 +291,7 @@ export const compose = (ports: Ports, config: CompositionConfig): Application =>
     ports,
     catalog,
     dispatcher,
+    commands,
     placeOrder,
     commit,
     compensate,
@@ -269,6 +317,13 @@ export const compose = (ports: Ports, config: CompositionConfig): Application =>
         run: () => releaseOrder.releaseExpired(),
       },
       { name: 'reconciliation', when: { cron: config.reconcileCron }, run: () => reconcile.run() },
-    ],
+    ].map((job) => (tracer.enabled ? tracedJob(tracer, job) : job)),
   };
 };
+
+/** A job's run as the root span of a trace of its own (sampled by ratio like any new trace). */
+const tracedJob = (tracer: Tracer, job: Job): Job => ({
+  ...job,
+  run: () =>
+    tracer.root(`${Spans.JOB} ${job.name}`, () => job.run(), { attributes: { 'seckill.job': job.name } }),
+});

@@ -1,130 +1,115 @@
 import 'reflect-metadata';
-import { Container, type ServiceIdentifier } from 'inversify';
+import { Container } from 'inversify';
 import {
-  CLOCK,
-  type Clock,
-  CONSUMER_LAG,
-  EVENT_STORE,
-  HEALTH_CHECKS,
-  ID_GENERATOR,
-  type IdGenerator,
-  INSTANCE_REGISTRY,
-  type InstanceRegistry,
-  INVENTORY,
-  LOGGER,
   type Logger,
-  MESSAGE_PUBLISHER,
-  MESSAGE_SUBSCRIBER,
-  type MessagePublisher,
-  type MessageSubscriber,
-  METRICS,
   type Metrics,
-  ORDER_READ_MODEL,
-  OUTBOX,
-  RATE_BUDGETS,
-  SALE_PATHS,
-  STREAM_TICKETS,
-  SCHEDULER,
-  type Scheduler,
-  SOLD_OUT_FLAGS,
-  STOCK_GATE,
-  UNIT_OF_WORK,
+  NO_TRACING,
+  type RebuildProjections,
+  type Tracer,
 } from '../application/index.js';
 import { RandomIdGenerator } from '../adapters/system/random-id-generator.js';
 import { SystemClock } from '../adapters/system/system-clock.js';
-import { type Application, compose, type Ports } from './compose.js';
+import {
+  type Application,
+  compose,
+  type CompositionConfig,
+  composeRebuild,
+  type Ports,
+  type RebuildPorts,
+  type WorkerPorts,
+} from './compose.js';
 import { type Config, ConfigError } from './config.js';
 import {
+  adapterNames,
+  adapterOf,
+  bindAdapter,
+  type Bindings,
   bindMemoryProfile,
   bindRealProfile,
-  PROFILE_INSTANCE_REGISTRY,
-  PROFILE_PUBLISHER,
+  portOf,
 } from './profiles.js';
-import type { RealResources } from './real-resources.js';
+import type { MySqlResources, RealResources } from './real-resources.js';
 
 export type { Container } from 'inversify';
-export { MEMORY_BUS, MEMORY_DATABASE } from './profiles.js';
+export type { WorkerPorts } from './compose.js';
+export { adapterOf, MEMORY_BUS, MEMORY_DATABASE, portOf } from './profiles.js';
 
 /** The whole application, built by compose() from the bound ports: what the service resolves, once. */
 export const APPLICATION = Symbol.for('seckill.Application');
 /** What a worker runs the application's consumers and jobs on, resolved only by a process that runs one. */
 export const WORKER = Symbol.for('seckill.Worker');
+/** The projections rebuild, resolved alone by `seckill projections rebuild` (the stores are all it needs). */
+export const REBUILD = Symbol.for('seckill.Rebuild');
 
-export type WorkerPorts = Readonly<{ subscriber: MessageSubscriber; scheduler: Scheduler }>;
-
-export type ContainerOverrides = Readonly<{
-  clock?: Clock;
-  /** wraps the profile's publisher (fault drills deliver every message twice through this) */
-  publisher?: (inner: MessagePublisher) => MessagePublisher;
-  /** replaces the profile's instance registry (tests make services of one process share one) */
-  instances?: InstanceRegistry;
-}>;
+/**
+ * What a test (or a drill) makes of a binding: given the profile's adapter, it returns the one the application
+ * gets, wrapping it (a publisher that delivers twice, a unit of work that can fail) or replacing it (a clock a
+ * test moves, a registry that services share).
+ */
+export type ContainerOverrides = Readonly<{ [K in keyof Bindings]?: (adapter: Bindings[K]) => Bindings[K] }>;
 
 export type ContainerOptions = Readonly<{
   /** the process's logger and metrics, which outlive the container */
   logger: Logger;
   metrics: Metrics;
-  /** the real profile's connections, opened first (null on the memory profile) */
-  resources: RealResources | null;
+  /** the process's tracer (off when absent) */
+  tracer?: Tracer;
+  /** the real profile's connections, opened first (null on the memory profile; MySQL's alone: the stores alone) */
+  resources: RealResources | MySqlResources | null;
   overrides?: ContainerOverrides;
 }>;
 
-/** Which binding fills each port of compose(). */
-const PORT_IDS: { readonly [K in keyof Ports]-?: ServiceIdentifier<Ports[K]> } = {
-  events: EVENT_STORE,
-  inventory: INVENTORY,
-  orders: ORDER_READ_MODEL,
-  outbox: OUTBOX,
-  unitOfWork: UNIT_OF_WORK,
-  gate: STOCK_GATE,
-  soldOut: SOLD_OUT_FLAGS,
-  budgets: RATE_BUDGETS,
-  salePaths: SALE_PATHS,
-  streamTickets: STREAM_TICKETS,
-  publisher: MESSAGE_PUBLISHER,
-  lag: CONSUMER_LAG,
-  instances: INSTANCE_REGISTRY,
-  clock: CLOCK,
-  ids: ID_GENERATOR,
-  eventIds: ID_GENERATOR,
-  logger: LOGGER,
-  metrics: METRICS,
-  health: HEALTH_CHECKS,
-};
-
 /**
- * The container, with its profiles (profiles.ts) the only code that knows inversify. It binds every port to the
- * profile's adapter and the application to compose() over those ports; the service resolves APPLICATION once
- * (and WORKER, to run a worker). Every binding is a singleton: one adapter per port per process.
+ * The one composition of the application: the service, the test harness and every test service are built here,
+ * from a profile and overrides. The container, with its profiles (profiles.ts) the only code that knows
+ * inversify, binds each binding's adapter (the process-wide ones here, the rest by the profile), then the port
+ * the application gets over it (the override applied), then the application: compose() over the ports. Every
+ * binding is a singleton: one adapter per port per process.
  */
-export const buildContainer = (config: Config, options: ContainerOptions): Container => {
+export const buildContainer = (config: Config & CompositionConfig, options: ContainerOptions): Container => {
   const { overrides = {} } = options;
   const container = new Container({ defaultScope: 'Singleton' });
-  container.bind<Logger>(LOGGER).toConstantValue(options.logger);
-  container.bind<Metrics>(METRICS).toConstantValue(options.metrics);
-  container.bind<Clock>(CLOCK).toConstantValue(overrides.clock ?? new SystemClock());
-  container.bind<IdGenerator>(ID_GENERATOR).toResolvedValue(() => new RandomIdGenerator());
+  bindAdapter(container, 'logger').toConstantValue(options.logger);
+  bindAdapter(container, 'metrics').toConstantValue(options.metrics);
+  bindAdapter(container, 'tracer').toConstantValue(options.tracer ?? NO_TRACING);
+  bindAdapter(container, 'clock').toResolvedValue(() => new SystemClock());
+  bindAdapter(container, 'ids').toResolvedValue(() => new RandomIdGenerator());
+  // the service draws event ids from the same generator as the rest
+  bindAdapter(container, 'eventIds').toService(adapterOf('ids'));
   if (config.profile === 'memory') bindMemoryProfile(container, config);
   else if (options.resources) bindRealProfile(container, config, options.resources);
   else throw new ConfigError('the real profile needs its connections opened first');
-  const wrap = overrides.publisher ?? ((publisher: MessagePublisher) => publisher);
-  container
-    .bind<MessagePublisher>(MESSAGE_PUBLISHER)
-    .toResolvedValue((publisher: MessagePublisher) => wrap(publisher), [PROFILE_PUBLISHER]);
-  container
-    .bind<InstanceRegistry>(INSTANCE_REGISTRY)
-    .toResolvedValue((own: InstanceRegistry) => overrides.instances ?? own, [PROFILE_INSTANCE_REGISTRY]);
+  const names = [...adapterNames(container)];
+  for (const name of names) bindPort(container, name, overrides);
   container.bind<Application>(APPLICATION).toDynamicValue((context) => {
-    const ports = Object.fromEntries(
-      Object.entries(PORT_IDS).map(([name, id]) => [name, context.get(id as ServiceIdentifier<unknown>)]),
-    ) as Ports;
-    return compose(ports, config);
+    const entries = names
+      .filter((name) => !OUTSIDE_THE_APPLICATION.has(name))
+      .map((name) => [name, context.get(portOf(name))]);
+    return compose(Object.fromEntries(entries) as Ports, config);
   });
-  container
-    .bind<WorkerPorts>(WORKER)
-    .toResolvedValue(
-      (subscriber: MessageSubscriber, scheduler: Scheduler) => ({ subscriber, scheduler }),
-      [MESSAGE_SUBSCRIBER, SCHEDULER],
-    );
+  container.bind<WorkerPorts>(WORKER).toDynamicValue((context) => ({
+    subscriber: context.get(portOf('subscriber')),
+    scheduler: context.get(portOf('scheduler')),
+  }));
+  container.bind<RebuildProjections>(REBUILD).toDynamicValue((context) =>
+    composeRebuild({
+      events: context.get(portOf('events')),
+      rebuildTarget: context.get(portOf('rebuildTarget')),
+    }),
+  );
   return container;
 };
+
+const bindPort = <K extends keyof Bindings>(container: Container, name: K, overrides: ContainerOverrides) => {
+  const override: ((adapter: Bindings[K]) => Bindings[K]) | undefined = overrides[name];
+  const binding = container.bind<Bindings[K]>(portOf(name));
+  if (override) binding.toResolvedValue((adapter: Bindings[K]) => override(adapter), [adapterOf(name)]);
+  else binding.toService(adapterOf(name));
+};
+
+/** Bindings the application is not built with: a worker's (agenda connects when built), the rebuild's. */
+const OUTSIDE_THE_APPLICATION: ReadonlySet<keyof Bindings> = new Set<keyof Bindings>([
+  'subscriber',
+  'scheduler',
+  'rebuildTarget',
+] satisfies (keyof (WorkerPorts & RebuildPorts))[]);

@@ -164,7 +164,8 @@ program
   .option('--swap', 'put the rebuilt tables in place of the live ones (stop the service first)')
   .option('--json', 'print the report as JSON')
   .action(async (options: { resume?: boolean; swap?: boolean; json?: boolean }) => {
-    const report = await rebuildProjections(loadConfig(), options);
+    const config = loadConfig();
+    const report = await rebuildProjections(config, createLogger('warn'), options);
     const { comparison: c } = report;
     if (options.json) say(JSON.stringify(report, null, 2));
     else {

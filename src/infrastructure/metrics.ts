@@ -6,6 +6,8 @@ const HELP: Record<CounterName, string> = {
   order_answers: 'Answers to order placements, by code',
   gate_restore_failures: 'Gate restores that failed after a failed reservation transaction',
   reservations_recorded: 'Reservations written to MySQL (event, order row, outbox row)',
+  reservations_outcome_unknown:
+    'Reservations whose commit went unanswered: the gate keeps their unit and key for a repeat or reconciliation',
   reservation_batches:
     'Group-commit transactions that wrote reservations (reservations_recorded / this = the mean batch)',
   consumer_batches: 'Batches a consumer group handled (each one transaction per product)',
@@ -28,6 +30,7 @@ const LABELS: Record<CounterName, string[]> = {
   order_answers: ['code'],
   gate_restore_failures: [],
   reservations_recorded: [],
+  reservations_outcome_unknown: [],
   reservation_batches: [],
   consumer_batches: ['group'],
   consumer_messages: ['group'],

@@ -1,41 +1,5 @@
-import type { Container } from 'inversify';
-import {
-  CLOCK,
-  type Clock,
-  CONSUMER_LAG,
-  type ConsumerLag,
-  EVENT_STORE,
-  type EventStore,
-  HEALTH_CHECKS,
-  type HealthCheck,
-  type InstanceRegistry,
-  INVENTORY,
-  type Inventory,
-  LOGGER,
-  type Logger,
-  MESSAGE_SUBSCRIBER,
-  type MessagePublisher,
-  type MessageSubscriber,
-  ORDER_READ_MODEL,
-  type OrderReadModel,
-  OUTBOX,
-  type Outbox,
-  RATE_BUDGETS,
-  type RateBudgets,
-  type RateLimiter,
-  SALE_PATHS,
-  type SalePaths,
-  STREAM_TICKETS,
-  type StreamTickets,
-  SCHEDULER,
-  type Scheduler,
-  SOLD_OUT_FLAGS,
-  type SoldOutFlags,
-  STOCK_GATE,
-  type StockGate,
-  UNIT_OF_WORK,
-  type UnitOfWork,
-} from '../application/index.js';
+import type { Container, ServiceIdentifier } from 'inversify';
+import type { Clock, Logger, RateBudgets, RateLimiter, SalePaths } from '../application/index.js';
 import { MemoryDatabase } from '../adapters/memory/memory-database.js';
 import { MemoryEventStore } from '../adapters/memory/memory-event-store.js';
 import { MemoryInstanceRegistry } from '../adapters/memory/memory-instance-registry.js';
@@ -43,6 +7,7 @@ import { MemoryInventory } from '../adapters/memory/memory-inventory.js';
 import { MemoryMessageBus } from '../adapters/memory/memory-message-bus.js';
 import { MemoryOrderReadModel } from '../adapters/memory/memory-order-read-model.js';
 import { MemoryOutbox } from '../adapters/memory/memory-outbox.js';
+import { MemoryOrderProjectionRebuild } from '../adapters/memory/memory-projection-rebuild.js';
 import { MemoryRateLimiter } from '../adapters/memory/memory-rate-limiter.js';
 import { MemoryScheduler } from '../adapters/memory/memory-scheduler.js';
 import { MemorySalePaths } from '../adapters/memory/memory-sale-paths.js';
@@ -57,6 +22,7 @@ import { MySqlHealthCheck } from '../adapters/mysql/mysql-health-check.js';
 import { MySqlInventory } from '../adapters/mysql/mysql-inventory.js';
 import { MySqlOrderReadModel } from '../adapters/mysql/mysql-order-read-model.js';
 import { MySqlOutbox } from '../adapters/mysql/mysql-outbox.js';
+import { MySqlOrderProjectionRebuild } from '../adapters/mysql/mysql-projection-rebuild.js';
 import { standaloneSession } from '../adapters/mysql/mysql-session.js';
 import { MySqlUnitOfWork } from '../adapters/mysql/mysql-unit-of-work.js';
 import { RedisHealthCheck } from '../adapters/redis/redis-health-check.js';
@@ -66,23 +32,48 @@ import { RedisSalePaths } from '../adapters/redis/redis-sale-paths.js';
 import { RedisStreamTickets } from '../adapters/redis/redis-stream-tickets.js';
 import { RedisSoldOutFlags } from '../adapters/redis/redis-sold-out-flags.js';
 import { RedisStockGate } from '../adapters/redis/redis-stock-gate.js';
+import type { Ports, RebuildPorts, WorkerPorts } from './compose.js';
 import type { Budget, Config } from './config.js';
-import type { RealResources } from './real-resources.js';
+import type { MySqlResources, RealResources } from './real-resources.js';
+
+/** Every binding the application and a worker are given, by name: the ports of compose() and the worker's. */
+export type Bindings = Ports & WorkerPorts & RebuildPorts;
 
 /**
- * The two profiles of the container (container.ts): each binds every port but the process-wide ones (logger,
- * metrics, clock, ids) to its adapter. The publisher is bound as PROFILE_PUBLISHER, for an override to wrap, and
- * the instance registry as PROFILE_INSTANCE_REGISTRY, for an override to replace.
+ * What the application is given for a binding: the profile's adapter, or what an override made of it. The
+ * binding's name is its identifier: there is no table of tokens beside the `Ports` type.
  */
+export const portOf = <K extends keyof Bindings>(name: K): ServiceIdentifier<Bindings[K]> =>
+  Symbol.for(`seckill.port.${name}`);
+
+/** What a profile binds for a binding: its own adapter, before an override. */
+export const adapterOf = <K extends keyof Bindings>(name: K): ServiceIdentifier<Bindings[K]> =>
+  Symbol.for(`seckill.adapter.${name}`);
+
+/** The names a container's profile bound, for the container to bind each port over its adapter. */
+const boundNames = new WeakMap<Container, Set<keyof Bindings>>();
+
+/** Binds a profile's adapter for `name` (see `portOf` for what the application gets). */
+export const bindAdapter = <K extends keyof Bindings>(container: Container, name: K) => {
+  const names = boundNames.get(container) ?? new Set();
+  boundNames.set(container, names.add(name));
+  return container.bind<Bindings[K]>(adapterOf(name));
+};
+
+/** The names of the adapters bound so far. */
+export const adapterNames = (container: Container): ReadonlySet<keyof Bindings> =>
+  boundNames.get(container) ?? new Set();
 
 /** The memory profile's tables, shared by its stores (tests read them to see that nothing was written). */
 export const MEMORY_DATABASE = Symbol.for('seckill.MemoryDatabase');
-/** the profile's own publisher, before an override wraps it */
-export const PROFILE_PUBLISHER = Symbol.for('seckill.ProfilePublisher');
-/** the profile's own instance registry, unless an override gives another (tests share one between services) */
-export const PROFILE_INSTANCE_REGISTRY = Symbol.for('seckill.ProfileInstanceRegistry');
 /** The memory profile's message bus: its publisher, subscriber and consumer lag (tests wait on it to go idle). */
 export const MEMORY_BUS = Symbol.for('seckill.MemoryBus');
+
+/*
+ * The two profiles of the container (container.ts): each binds an adapter for every binding but the
+ * process-wide ones (logger, metrics, clock, ids), which the container binds. An adapter that needs another
+ * port asks for the port (`portOf`), so that it sees what an override made of it (a test's clock).
+ */
 
 /** The configured budgets, each made by the profile's limiter; a budget of 0 points is off (null). */
 const rateBudgets = (
@@ -99,40 +90,32 @@ const rateBudgets = (
 
 /** The memory profile: every port in process, no servers. */
 export const bindMemoryProfile = (container: Container, config: Config): void => {
-  container.bind<MemoryDatabase>(MEMORY_DATABASE).toResolvedValue(() => new MemoryDatabase());
-  container
-    .bind<EventStore>(EVENT_STORE)
-    .toResolvedValue((db: MemoryDatabase) => new MemoryEventStore(db), [MEMORY_DATABASE]);
-  container
-    .bind<UnitOfWork>(UNIT_OF_WORK)
-    .toResolvedValue((db: MemoryDatabase) => new MemoryUnitOfWork(db), [MEMORY_DATABASE]);
-  container
-    .bind<Inventory>(INVENTORY)
-    .toResolvedValue((db: MemoryDatabase) => new MemoryInventory(db), [MEMORY_DATABASE]);
-  container
-    .bind<OrderReadModel>(ORDER_READ_MODEL)
-    .toResolvedValue((db: MemoryDatabase) => new MemoryOrderReadModel(db), [MEMORY_DATABASE]);
-  container
-    .bind<Outbox>(OUTBOX)
-    .toResolvedValue((db: MemoryDatabase) => new MemoryOutbox(db), [MEMORY_DATABASE]);
-  // the gate uses up the path tokens the sale path issues
-  container
-    .bind<StockGate>(STOCK_GATE)
-    .toResolvedValue(
-      (clock: Clock, paths: SalePaths) => new MemoryStockGate(nowMs(clock), paths as MemorySalePaths),
-      [CLOCK, SALE_PATHS],
-    );
-  // the marks and the path tokens keep time by the service's clock (a test moves it)
+  const bind = <K extends keyof Bindings>(name: K) => bindAdapter(container, name);
+  const db: [symbol] = [MEMORY_DATABASE];
+  // the marks, the path tokens and the tickets keep time by the service's clock (a test moves it)
   const nowMs = (clock: Clock) => () => Date.parse(clock.now());
-  container.bind<SoldOutFlags>(SOLD_OUT_FLAGS).toResolvedValue(
-    (clock: Clock) =>
+  const clock: [ServiceIdentifier<Clock>] = [portOf('clock')];
+  container.bind<MemoryDatabase>(MEMORY_DATABASE).toResolvedValue(() => new MemoryDatabase());
+  bind('events').toResolvedValue((d: MemoryDatabase) => new MemoryEventStore(d), db);
+  bind('unitOfWork').toResolvedValue((d: MemoryDatabase) => new MemoryUnitOfWork(d), db);
+  bind('inventory').toResolvedValue((d: MemoryDatabase) => new MemoryInventory(d), db);
+  bind('orders').toResolvedValue((d: MemoryDatabase) => new MemoryOrderReadModel(d), db);
+  bind('outbox').toResolvedValue((d: MemoryDatabase) => new MemoryOutbox(d), db);
+  bind('rebuildTarget').toResolvedValue((d: MemoryDatabase) => new MemoryOrderProjectionRebuild(d), db);
+  // the gate uses up the path tokens the sale path issues
+  bind('gate').toResolvedValue(
+    (c: Clock, paths: SalePaths) => new MemoryStockGate(nowMs(c), paths as MemorySalePaths),
+    [portOf('clock'), portOf('salePaths')],
+  );
+  bind('soldOut').toResolvedValue(
+    (c: Clock) =>
       new MemorySoldOutFlags(new MemoryStockBackChannel(), {
         ttlMs: config.soldOutFlagTtlMs,
-        nowMs: nowMs(clock),
+        nowMs: nowMs(c),
       }),
-    [CLOCK],
+    clock,
   );
-  container.bind<RateBudgets>(RATE_BUDGETS).toResolvedValue(() =>
+  bind('budgets').toResolvedValue(() =>
     rateBudgets(
       config,
       (budget, name) =>
@@ -143,48 +126,63 @@ export const bindMemoryProfile = (container: Container, config: Config): void =>
         }),
     ),
   );
-  container
-    .bind<SalePaths>(SALE_PATHS)
-    .toResolvedValue((clock: Clock) => new MemorySalePaths(nowMs(clock)), [CLOCK]);
-  container
-    .bind<StreamTickets>(STREAM_TICKETS)
-    .toResolvedValue((clock: Clock) => new MemoryStreamTickets(nowMs(clock)), [CLOCK]);
+  bind('salePaths').toResolvedValue((c: Clock) => new MemorySalePaths(nowMs(c)), clock);
+  bind('streamTickets').toResolvedValue((c: Clock) => new MemoryStreamTickets(nowMs(c)), clock);
   container
     .bind<MemoryMessageBus>(MEMORY_BUS)
     .toResolvedValue(
       (logger: Logger) =>
         new MemoryMessageBus(logger, { batchSize: config.consumerBatchSize, retryDelayMs: 50 }),
-      [LOGGER],
+      [portOf('logger')],
     );
-  container.bind<MessagePublisher>(PROFILE_PUBLISHER).toService(MEMORY_BUS);
-  container.bind<MessageSubscriber>(MESSAGE_SUBSCRIBER).toService(MEMORY_BUS);
-  container.bind<ConsumerLag>(CONSUMER_LAG).toService(MEMORY_BUS);
-  container
-    .bind<Scheduler>(SCHEDULER)
-    .toResolvedValue((clock: Clock, logger: Logger) => new MemoryScheduler(clock, logger), [CLOCK, LOGGER]);
-  container
-    .bind<InstanceRegistry>(PROFILE_INSTANCE_REGISTRY)
-    .toResolvedValue((clock: Clock) => new MemoryInstanceRegistry(clock), [CLOCK]);
-  container.bind<readonly HealthCheck[]>(HEALTH_CHECKS).toConstantValue([]);
+  bind('publisher').toService(MEMORY_BUS);
+  bind('subscriber').toService(MEMORY_BUS);
+  bind('lag').toService(MEMORY_BUS);
+  bind('scheduler').toResolvedValue(
+    (c: Clock, logger: Logger) => new MemoryScheduler(c, logger),
+    [portOf('clock'), portOf('logger')],
+  );
+  bind('instances').toResolvedValue((c: Clock) => new MemoryInstanceRegistry(c), clock);
+  bind('health').toConstantValue([]);
 };
 
-/** The real profile: Redis takes the flood, MySQL has the final word, Kafka carries the rest. */
-export const bindRealProfile = (container: Container, config: Config, r: RealResources): void => {
-  const ns = config.redisNamespace;
+/**
+ * The real profile: Redis takes the flood, MySQL has the final word, Kafka carries the rest. Given MySQL's pool
+ * alone, it binds the stores alone (what a projections rebuild needs).
+ */
+export const bindRealProfile = (
+  container: Container,
+  config: Config,
+  r: RealResources | MySqlResources,
+): void => {
+  bindRealStores(container, config, r);
+  if ('redis' in r) bindRealServers(container, config, r);
+};
+
+const bindRealStores = (container: Container, config: Config, r: MySqlResources): void => {
+  const bind = <K extends keyof Bindings>(name: K) => bindAdapter(container, name);
   const timeout = config.mysql.operationTimeoutMs;
   const session = standaloneSession(r.orm, timeout);
-  container.bind<EventStore>(EVENT_STORE).toResolvedValue(() => new MySqlEventStore(session));
-  container.bind<UnitOfWork>(UNIT_OF_WORK).toResolvedValue(() => new MySqlUnitOfWork(r.orm, timeout));
-  container.bind<Inventory>(INVENTORY).toResolvedValue(() => new MySqlInventory(session));
-  container.bind<OrderReadModel>(ORDER_READ_MODEL).toResolvedValue(() => new MySqlOrderReadModel(session));
-  container.bind<Outbox>(OUTBOX).toResolvedValue(() => new MySqlOutbox(session));
-  container.bind<StockGate>(STOCK_GATE).toResolvedValue(() => new RedisStockGate(r.redis, ns));
-  container
-    .bind<SoldOutFlags>(SOLD_OUT_FLAGS)
-    .toResolvedValue(
-      () => new RedisSoldOutFlags(r.redis, r.redisSubscriber, ns, { ttlMs: config.soldOutFlagTtlMs }),
-    );
-  container.bind<RateBudgets>(RATE_BUDGETS).toResolvedValue(() =>
+  bind('events').toResolvedValue(() => new MySqlEventStore(session));
+  bind('unitOfWork').toResolvedValue(() => new MySqlUnitOfWork(r.orm, timeout));
+  bind('inventory').toResolvedValue(() => new MySqlInventory(session));
+  bind('orders').toResolvedValue(() => new MySqlOrderReadModel(session));
+  bind('outbox').toResolvedValue(() => new MySqlOutbox(session));
+  // a page of the rebuild writes thousands of rows: more time than an order's statement gets
+  bind('rebuildTarget').toResolvedValue(
+    () => new MySqlOrderProjectionRebuild(r.orm, Math.max(timeout, 30_000)),
+  );
+};
+
+const bindRealServers = (container: Container, config: Config, r: RealResources): void => {
+  const bind = <K extends keyof Bindings>(name: K) => bindAdapter(container, name);
+  const ns = config.redisNamespace;
+  const logger: [ServiceIdentifier<Logger>] = [portOf('logger')];
+  bind('gate').toResolvedValue(() => new RedisStockGate(r.redis, ns));
+  bind('soldOut').toResolvedValue(
+    () => new RedisSoldOutFlags(r.redis, r.redisSubscriber, ns, { ttlMs: config.soldOutFlagTtlMs }),
+  );
+  bind('budgets').toResolvedValue(() =>
     rateBudgets(
       config,
       (budget, name) =>
@@ -196,12 +194,12 @@ export const bindRealProfile = (container: Container, config: Config, r: RealRes
         }),
     ),
   );
-  container.bind<SalePaths>(SALE_PATHS).toResolvedValue(() => new RedisSalePaths(r.redis, ns));
-  container.bind<StreamTickets>(STREAM_TICKETS).toResolvedValue(() => new RedisStreamTickets(r.redis, ns));
-  container.bind<MessagePublisher>(PROFILE_PUBLISHER).toConstantValue(r.publisher);
-  container.bind<MessageSubscriber>(MESSAGE_SUBSCRIBER).toResolvedValue(
-    (logger: Logger) =>
-      new KafkaMessageSubscriber(r.kafka, logger, {
+  bind('salePaths').toResolvedValue(() => new RedisSalePaths(r.redis, ns));
+  bind('streamTickets').toResolvedValue(() => new RedisStreamTickets(r.redis, ns));
+  bind('publisher').toConstantValue(r.publisher);
+  bind('subscriber').toResolvedValue(
+    (l: Logger) =>
+      new KafkaMessageSubscriber(r.kafka, l, {
         sessionTimeoutMs: config.kafka.sessionTimeoutMs,
         partitionsConsumedConcurrently: config.kafka.partitionsConsumedConcurrently,
         maxBytesPerPartition: config.kafka.maxBytesPerPartition,
@@ -209,25 +207,25 @@ export const bindRealProfile = (container: Container, config: Config, r: RealRes
         maxWaitTimeMs: config.kafka.fetchMaxWaitMs,
         names: r.kafkaNames,
       }),
-    [LOGGER],
+    logger,
   );
-  container.bind<ConsumerLag>(CONSUMER_LAG).toConstantValue(r.consumerLag);
-  container
-    .bind<InstanceRegistry>(PROFILE_INSTANCE_REGISTRY)
-    .toResolvedValue(() => new RedisInstanceRegistry(r.redis, ns));
-  container.bind<Scheduler>(SCHEDULER).toResolvedValue(
-    (logger: Logger) =>
+  bind('lag').toConstantValue(r.consumerLag);
+  bind('instances').toResolvedValue(() => new RedisInstanceRegistry(r.redis, ns));
+  bind('scheduler').toResolvedValue(
+    (l: Logger) =>
       new AgendaScheduler(
         {
           redisUrl: config.schedulerRedisUrl,
           namespace: ns,
           lockLifetimeMs: config.schedulerLockLifetimeMs,
         },
-        logger,
+        l,
       ),
-    [LOGGER],
+    logger,
   );
-  container
-    .bind<readonly HealthCheck[]>(HEALTH_CHECKS)
-    .toConstantValue([new RedisHealthCheck(r.redis), new MySqlHealthCheck(r.healthOrm), r.kafkaHealth]);
+  bind('health').toConstantValue([
+    new RedisHealthCheck(r.redis),
+    new MySqlHealthCheck(r.healthOrm),
+    r.kafkaHealth,
+  ]);
 };

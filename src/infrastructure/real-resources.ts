@@ -12,21 +12,28 @@ import { connectRedis, type RedisClient } from '../adapters/redis/redis-connecti
 import type { Config } from './config.js';
 import type { AppLogger } from './logger.js';
 
+/** MySQL's pool alone: what the real profile's stores need (a projections rebuild opens nothing else). */
+export type MySqlResources = Readonly<{ orm: MikroORM; close: () => Promise<void> }>;
+
 /** The connections of the real profile, opened before the container is built and closed with the service. */
-export type RealResources = Readonly<{
-  redis: RedisClient;
-  /** a second connection: a subscribed Redis connection can run no other command */
-  redisSubscriber: RedisClient;
-  orm: MikroORM;
-  /** one connection of its own for the readiness check: a full orders pool does not fail it, nor it the pool */
-  healthOrm: MikroORM;
-  kafka: Kafka;
-  kafkaNames: KafkaNames;
-  publisher: KafkaMessagePublisher;
-  kafkaHealth: KafkaHealthCheck;
-  consumerLag: KafkaConsumerLag;
-  close: () => Promise<void>;
-}>;
+export type RealResources = MySqlResources &
+  Readonly<{
+    redis: RedisClient;
+    /** a second connection: a subscribed Redis connection can run no other command */
+    redisSubscriber: RedisClient;
+    /** one connection of its own for the readiness check: a full orders pool does not fail it, nor it the pool */
+    healthOrm: MikroORM;
+    kafka: Kafka;
+    kafkaNames: KafkaNames;
+    publisher: KafkaMessagePublisher;
+    kafkaHealth: KafkaHealthCheck;
+    consumerLag: KafkaConsumerLag;
+  }>;
+
+export const openMySqlResources = async (config: Config): Promise<MySqlResources> => {
+  const orm = await openMySql({ url: config.mysqlUrl, ...config.mysql });
+  return { orm, close: () => orm.close(true) };
+};
 
 /**
  * Creates the service's topics (replication and `min.insync.replicas` as configured; a topic that exists is

@@ -1,3 +1,4 @@
+// The process in start order: the listeners, the worker's consumers and jobs, and an orderly stop.
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createServer, type RequestListener, type Server } from 'node:http';
@@ -7,9 +8,10 @@ import { createHttpApp } from '../adapters/http/app.js';
 import { answerUnreadableRequest } from '../adapters/http/error-mapping.js';
 import { createOpsApp } from '../adapters/http/ops.js';
 import { JwtTokens } from '../adapters/http/tokens.js';
+import { type OtelTracing, startOtelTracing } from '../adapters/otel/otel-tracer.js';
 import { type InstanceRole, ReadinessProbe } from '../application/index.js';
 import type { Application } from './compose.js';
-import type { Config } from './config.js';
+import { type Config, isLoopback } from './config.js';
 import {
   APPLICATION,
   buildContainer,
@@ -51,14 +53,19 @@ const VERSION = ((): string => {
 })();
 
 /** What a process with these roles is called on the dashboard. */
+/** OpenTelemetry's SDK for this process when tracing is on; the process is named by its role by default. */
+const startTracing = (config: Config, role: InstanceRole, logger: AppLogger): OtelTracing | null => {
+  const on = config.tracingOn;
+  if (on === null) return null;
+  const serviceName = on.serviceName ?? `seckill-${role}`;
+  logger.info({ zipkin: on.zipkinUrl, sampleRatio: on.sampleRatio, serviceName }, 'tracing on');
+  return startOtelTracing({ serviceName, zipkinUrl: on.zipkinUrl, sampleRatio: on.sampleRatio });
+};
+
 const roleOf = (roles: Roles): InstanceRole => {
   if (roles.http && roles.worker) return 'all';
   return roles.http ? 'api' : 'worker';
 };
-
-/** Whether a listener bound to `host` is reachable from this machine only. */
-const isLoopback = (host: string): boolean =>
-  host === 'localhost' || host === '::1' || /^127\.\d+\.\d+\.\d+$/.test(host);
 
 /** The base URL of a listening server, as this machine reaches it (a wildcard address through loopback). */
 const baseUrlOf = (server: Server | null, what: string): string => {
@@ -139,6 +146,8 @@ export class SeckillService {
   /** says in the instance registry that this process is alive, and how it is doing (every serving process) */
   private heartbeat: InstanceHeartbeat | null = null;
   private probe: ReadinessProbe | null = null;
+  /** OpenTelemetry's SDK, when tracing is on: flushed and shut down last */
+  private tracing: OtelTracing | null = null;
   /** host:pid:random, for the life of this process: how the dashboard tells the instances apart */
   readonly instanceId = `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
 
@@ -167,9 +176,17 @@ export class SeckillService {
   ): Promise<SeckillService> {
     const resources = config.profile === 'real' ? await openRealResources(config, logger) : null;
     const metrics = new PrometheusMetrics();
-    const container = buildContainer(config, { logger, metrics, resources, overrides });
+    const tracing = startTracing(config, roleOf(roles), logger);
+    const container = buildContainer(config, {
+      logger,
+      metrics,
+      resources,
+      overrides,
+      tracer: tracing?.tracer,
+    });
     const app = container.get<Application>(APPLICATION);
     const service = new SeckillService(config, container, app, metrics, logger, resources);
+    service.tracing = tracing;
     // buyers first: the API answers while the worker is still joining its consumer groups
     if (roles.http) await service.startHttp();
     if (roles.worker) await service.startWorker();
@@ -188,7 +205,7 @@ export class SeckillService {
     return service;
   }
 
-  /** The base URL of the metrics listener (SECKILL_METRICS_PORT, or SECKILL_WORKER_METRICS_PORT). */
+  /** The base URL of the metrics listener (SECKILL_METRICS_PORT). */
   get metricsUrl(): string {
     return baseUrlOf(this.metricsServer, 'no metrics port is open (SECKILL_METRICS_PORT is not set)');
   }
@@ -217,6 +234,8 @@ export class SeckillService {
     // beating until the work under way is done: the dashboard shows the instance while it drains
     await this.heartbeat?.stop();
     await this.resources?.close();
+    // the last spans go to Zipkin
+    await this.tracing?.shutdown();
   }
 
   private startHeartbeat(role: InstanceRole): void {
@@ -275,6 +294,7 @@ export class SeckillService {
       version: VERSION,
       instance: `${hostname()}:${process.pid}`,
       metricsToken: this.config.metrics.token,
+      tracer: app.ports.tracer,
     });
     const server = createHttpServer(this.config.httpServer, httpApp);
     server.on('clientError', answerUnreadableRequest);

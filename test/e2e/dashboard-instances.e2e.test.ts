@@ -38,8 +38,12 @@ describe('the dashboard of a scaled-out deployment', () => {
     registry = new RedisInstanceRegistry(redis, namespace);
     apiBeats = new KillableRegistry(registry);
     workerBeats = new KillableRegistry(registry);
-    apiProcess = await startMemoryService(ENV, { instances: apiBeats }, { http: true, worker: false });
-    workerProcess = await startMemoryService(ENV, { instances: workerBeats }, { http: false, worker: true });
+    apiProcess = await startMemoryService(ENV, { instances: () => apiBeats }, { http: true, worker: false });
+    workerProcess = await startMemoryService(
+      ENV,
+      { instances: () => workerBeats },
+      { http: false, worker: true },
+    );
     api = new ApiClient(apiProcess.url, apiProcess.config.jwtSecret);
     admin = await api.token('ops', 'admin');
   });

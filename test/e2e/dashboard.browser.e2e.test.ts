@@ -17,7 +17,7 @@ import { drained, memoryDatabaseOf } from '../support/drained.js';
 const SCREENSHOT = fileURLToPath(new URL('../../docs/dashboard.png', import.meta.url));
 
 const CHARTS = ['chart-answers', 'chart-failed', 'chart-stock', 'chart-lag', 'chart-instances'];
-/** the colours of the page's lines (dashboard-page.ts) */
+/** the colours of the page's lines (src/adapters/http/dashboard/dashboard.js) */
 const ACCEPTED = [0x1c, 0x7a, 0x3e] as const;
 const REJECTED = [0xc7, 0x77, 0x00] as const;
 const DOWN = [0xb3, 0x26, 0x1e] as const;
@@ -206,10 +206,14 @@ describe('a deployment watched in the browser', () => {
   beforeAll(async () => {
     apiProcess = await startMemoryService(
       env,
-      { instances: new KillableRegistry(shared) },
+      { instances: () => new KillableRegistry(shared) },
       { http: true, worker: false },
     );
-    workerProcess = await startMemoryService(env, { instances: workerBeats }, { http: false, worker: true });
+    workerProcess = await startMemoryService(
+      env,
+      { instances: () => workerBeats },
+      { http: false, worker: true },
+    );
     screenshots = mkdtempSync(join(tmpdir(), 'seckill-dashboard-'));
   });
 

@@ -13,7 +13,7 @@ describe('sale path tokens on the memory profile, over HTTP', () => {
   const clock = new TestClock(new Date().toISOString());
 
   beforeAll(async () => {
-    service = await startMemoryService({ SECKILL_PATH_TOKEN_TTL_MS: String(TTL_MS) }, { clock });
+    service = await startMemoryService({ SECKILL_PATH_TOKEN_TTL_MS: String(TTL_MS) }, { clock: () => clock });
     api = new ApiClient(service.url, service.config.jwtSecret);
   });
   afterAll(() => service.close());

@@ -59,11 +59,6 @@ describe('a worker without the API', () => {
     expect(api.headers.get('content-type')).toMatch(/^application\/problem\+json/);
   });
 
-  it('still opens the port on SECKILL_WORKER_METRICS_PORT, the deprecated name', async () => {
-    worker = await startWorker({ SECKILL_WORKER_METRICS_PORT: '0' });
-    expect((await fetch(`${worker.metricsUrl}/metrics`)).status).toBe(200);
-  });
-
   it('opens no port when the setting is absent', async () => {
     worker = await startWorker({});
     expect(() => worker!.metricsUrl).toThrow(/no metrics port is open/);

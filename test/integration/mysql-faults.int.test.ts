@@ -2,8 +2,10 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { MySqlOrderReadModel } from '../../src/adapters/mysql/mysql-order-read-model.js';
 import type { MikroORM } from '@mikro-orm/mysql';
 import {
+  CommitOutcomeUnknown,
   InfrastructureUnavailable,
   OutboxDispatcher,
+  commandHandlers,
   PlaceOrder,
   ProductCatalog,
 } from '../../src/application/index.js';
@@ -77,14 +79,18 @@ describe('MariaDB that stops answering or goes down', () => {
       soldOut: new MemorySoldOutFlags(),
       gate,
       orders: new MySqlOrderReadModel(standaloneSession(orm, TIMEOUT_MS)),
-      unitOfWork: new MySqlUnitOfWork(orm, TIMEOUT_MS),
-      dispatcher: new OutboxDispatcher(
-        new MySqlOutbox(standaloneSession(orm, TIMEOUT_MS)),
-        new MemoryMessageBus(silentLogger),
+      commands: commandHandlers({
+        unitOfWork: new MySqlUnitOfWork(orm, TIMEOUT_MS),
+        ids: new RandomIdGenerator(),
         clock,
-        silentLogger,
-        noMetrics,
-      ),
+        dispatcher: new OutboxDispatcher(
+          new MySqlOutbox(standaloneSession(orm, TIMEOUT_MS)),
+          new MemoryMessageBus(silentLogger),
+          clock,
+          silentLogger,
+          noMetrics,
+        ),
+      }).orders,
       clock,
       ids: new RandomIdGenerator(),
       logger: silentLogger,
@@ -154,5 +160,49 @@ describe('MariaDB that stops answering or goes down', () => {
     await expect(new MySqlUnitOfWork(orm, TIMEOUT_MS).run(() => Promise.resolve(1))).rejects.toBeInstanceOf(
       InfrastructureUnavailable,
     );
+  });
+
+  it('says the outcome is unknown when the commit was sent and no answer came: the commit may land after that', async () => {
+    const unitOfWork = new MySqlUnitOfWork(orm, TIMEOUT_MS);
+    const products = await rows('product');
+    const failure = unitOfWork
+      .run(async ({ inventory }) => {
+        await inventory.create({
+          name: 'Committed late',
+          stock: 1,
+          perUserLimit: 1,
+          maxPerOrder: 1,
+          saleStartsAt: null,
+          saleEndsAt: null,
+        });
+        // the writer stops answering just before the commit reaches it
+        proxy.freeze();
+      })
+      .then(
+        () => null,
+        (error: unknown) => error,
+      );
+    expect(await failure).toBeInstanceOf(CommitOutcomeUnknown);
+
+    // the commit was on its way: once it arrives, it lands, after the caller was told the write failed
+    proxy.thaw();
+    await eventually(() => expect(busyConnections()).toBe(0), 5_000, 20);
+    expect(await rows('product')).toBe(products + 1);
+  });
+
+  it('says the outcome is known when the transaction failed before its commit was sent', async () => {
+    const unitOfWork = new MySqlUnitOfWork(orm, TIMEOUT_MS);
+    const failure = unitOfWork
+      .run(async ({ inventory }) => {
+        proxy.freeze();
+        await inventory.get(productId);
+      })
+      .then(
+        () => null,
+        (error: unknown) => error,
+      );
+    const error = await failure;
+    expect(error).toBeInstanceOf(InfrastructureUnavailable);
+    expect(error).not.toBeInstanceOf(CommitOutcomeUnknown);
   });
 });

@@ -3,6 +3,7 @@ import { MemoryOrderReadModel } from '../../src/adapters/memory/memory-order-rea
 import type { Redis } from 'ioredis';
 import {
   OutboxDispatcher,
+  commandHandlers,
   PlaceOrder,
   type PlaceOrderResult,
   ProductCatalog,
@@ -71,8 +72,12 @@ describe('the order path on Redis: one round trip per order, none for the flood'
       soldOut: flagsA,
       gate,
       orders: new MemoryOrderReadModel(db),
-      unitOfWork: new MemoryUnitOfWork(db),
-      dispatcher: new OutboxDispatcher(new MemoryOutbox(db), bus, clock, silentLogger, noMetrics),
+      commands: commandHandlers({
+        unitOfWork: new MemoryUnitOfWork(db),
+        ids: new RandomIdGenerator(),
+        clock,
+        dispatcher: new OutboxDispatcher(new MemoryOutbox(db), bus, clock, silentLogger, noMetrics),
+      }).orders,
       clock,
       ids: new RandomIdGenerator(),
       logger: silentLogger,

@@ -1,16 +1,16 @@
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterEach, describe, expect, it } from '@jest/globals';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import type { MikroORM } from '@mikro-orm/mysql';
 import { openMySql } from '../../src/adapters/mysql/mysql-orm.js';
 import { Deployment } from '../../scripts/cluster/deployment.js';
+import { GaleraCluster } from '../../scripts/cluster/galera-cluster.js';
 import { expectBooksAgree, expectOrdersAgree } from '../support/books.js';
 import { type OpenDashboard, openDashboard } from '../support/dashboard-browser.js';
 import { eventually } from '../support/contract-helpers.js';
 import { ApiClient, ONE_MACHINE } from '../support/e2e-service.js';
 import { requireCluster, startTestBroker, type TestBroker } from '../support/kafka.js';
-import { mysqlServerUrl } from '../support/mysql-database.js';
 import { BROKER_DRILL_ENV } from '../support/real-stack.js';
 import { drillReport, renderReport, runDrill, seeded } from '../support/scale-drill.js';
 
@@ -33,6 +33,8 @@ type Drill = {
   heal: Array<() => Promise<void>>;
   /** the dashboard open in a browser through the balancer, for the drill that watches it */
   dashboard: OpenDashboard | null;
+  /** what the MySQL writer's fault measured: until writes went through again, until the node had rejoined */
+  mysql: { writesResumedMs: number; rejoinedMs: number } | null;
 };
 
 type Fault = Readonly<{
@@ -40,6 +42,8 @@ type Fault = Readonly<{
   inject: (drill: Drill, random: () => number) => Promise<void>;
   /** the operator watches this drill on the dashboard: the killed API and worker must show as down */
   watched?: boolean;
+  /** the balancer hides the fault from every read and keyed order: not one of them answered 5xx or cut */
+  keyedUnharmed?: boolean;
 }>;
 
 const slug = (name: string) => name.replaceAll(' ', '-');
@@ -56,17 +60,45 @@ const killBroker = async (d: Drill, random: () => number) => {
 };
 const killRedisMaster = async (d: Drill, random: () => number) =>
   d.deployment.redis.kill(pick(await d.deployment.redis.masters(), random));
+/**
+ * SIGKILLs the Galera node taking the writes: its peers go on as a primary component of two and the balancer
+ * leads to one of them. The node is started again mid-sale and rejoins by IST.
+ */
+const killMySqlWriter = async (d: Drill) => {
+  const galera = d.deployment.galera!;
+  const writer = await galera.writer();
+  const killedAt = Date.now();
+  d.heal.push(() => galera.whole());
+  await galera.kill(writer);
+  await galera.writable();
+  const writesResumedMs = Date.now() - killedAt;
+  await galera.restart(writer);
+  d.mysql = { writesResumedMs, rejoinedMs: Date.now() - killedAt };
+};
 
 const FAULTS: readonly Fault[] = [
-  { name: 'one API replica', inject: killApi },
+  { name: 'one API replica', inject: killApi, keyedUnharmed: true },
   { name: 'one worker', inject: killWorker },
   { name: 'one Kafka broker', inject: killBroker },
   { name: 'one Redis master', inject: killRedisMaster },
+  { name: 'the MySQL writer', inject: killMySqlWriter },
   {
     name: 'all four at once',
     watched: true,
     inject: async (d, random) => {
       await Promise.all([killApi(d), killWorker(d), killBroker(d, random), killRedisMaster(d, random)]);
+    },
+  },
+  {
+    name: 'all five at once',
+    inject: async (d, random) => {
+      await Promise.all([
+        killApi(d),
+        killWorker(d),
+        killBroker(d, random),
+        killRedisMaster(d, random),
+        killMySqlWriter(d),
+      ]);
     },
   },
 ];
@@ -79,7 +111,7 @@ const rows = async <T>(orm: MikroORM, sql: string, params: unknown[] = []): Prom
  * the log lines that name it, so that a drill that failed says where its orders stopped.
  */
 const undecidedOrders = async (orm: MikroORM, logs: string): Promise<string> => {
-  const stuck = await rows<{ order_id: string; reserved_at: Date }>(
+  const stuck = await rows<{ order_id: string; reserved_at: Date | string }>(
     orm,
     "SELECT order_id, reserved_at FROM orders WHERE status = 'RESERVED' ORDER BY reserved_at LIMIT 10",
   );
@@ -92,7 +124,17 @@ const undecidedOrders = async (orm: MikroORM, logs: string): Promise<string> => 
         .split('\n')
         .map((line) => `${f}: ${line.slice(0, 400)}`),
     );
-  const said: string[] = [];
+  const open = await rows<{ order_id: string; topic: string; status: number; attempts: number }>(
+    orm,
+    'SELECT order_id, topic, status, attempts FROM outbox_message WHERE status <> 2 ORDER BY id LIMIT 10',
+  );
+  const said: string[] = open.map(
+    (row) =>
+      `outbox row not consumed: order ${row.order_id}, ${row.topic}, status ${row.status}, ${row.attempts} attempt(s); ${lines
+        .filter((line) => line.includes(row.order_id))
+        .slice(0, 5)
+        .join(' | ')}`,
+  );
   for (const order of stuck) {
     const events = await rows<{ stream_version: number; type: string; occurred_at: Date }>(
       orm,
@@ -105,7 +147,7 @@ const undecidedOrders = async (orm: MikroORM, logs: string): Promise<string> => 
       [order.order_id],
     );
     said.push(
-      `order ${order.order_id} reserved at ${order.reserved_at.toISOString()}`,
+      `order ${order.order_id} reserved at ${new Date(order.reserved_at).toISOString()}`,
       `  events: ${JSON.stringify(events)}`,
       `  outbox: ${JSON.stringify(outbox)}`,
       ...lines
@@ -199,8 +241,18 @@ const killedShownDown = async (d: Drill): Promise<void> => {
   await d.dashboard!.screenshot(SCREENSHOT);
 };
 
-describe('scale drill: a flash sale through HAProxy on two APIs, two workers, Redis Cluster and three brokers', () => {
+describe('scale drill: a flash sale through HAProxy on two APIs, two workers, Redis Cluster, three brokers and a Galera cluster', () => {
   let drill: Drill | null = null;
+  /** one Galera cluster for every drill, each on a database of its own; a killed node rejoins before the next */
+  let galera: GaleraCluster;
+
+  beforeAll(async () => {
+    galera = await GaleraCluster.start();
+  }, 180_000);
+
+  afterAll(async () => {
+    await galera?.stop();
+  }, 60_000);
 
   afterEach(async () => {
     if (!drill) return;
@@ -227,7 +279,8 @@ describe('scale drill: a flash sale through HAProxy on two APIs, two workers, Re
       fs.rmSync(dir, { recursive: true, force: true });
       const deployment = await Deployment.start({
         kafka: broker.cluster!,
-        mysqlUrl: `${mysqlServerUrl()}/${dbName}`,
+        galera,
+        database: dbName,
         dir,
         say: () => undefined,
         env: {
@@ -241,7 +294,7 @@ describe('scale drill: a flash sale through HAProxy on two APIs, two workers, Re
         },
       });
       const orm = await openMySql({ url: deployment.mysqlUrl });
-      drill = { deployment, broker, orm, dbName, heal: [], dashboard: null };
+      drill = { deployment, broker, orm, dbName, heal: [], dashboard: null, mysql: null };
       const api = new ApiClient(deployment.url, deployment.secret);
       // opened before the sale, so that its charts hold the whole timeline
       if (fault.watched)
@@ -265,7 +318,7 @@ describe('scale drill: a flash sale through HAProxy on two APIs, two workers, Re
         productIds,
         buyers: BUYERS,
         saleMs: SALE_MS,
-        faultAtMs: Math.round(SALE_MS * (0.3 + 0.3 * random())),
+        faultAtMs: Math.round(SALE_MS * (0.2 + 0.25 * random())),
         fault: () => fault.inject(current, random),
         ...(current.dashboard ? { duringFault: () => killedShownDown(current) } : {}),
         seed,
@@ -315,13 +368,17 @@ describe('scale drill: a flash sale through HAProxy on two APIs, two workers, Re
         'SELECT status, reason, COUNT(*) AS n FROM orders GROUP BY status, reason ORDER BY status, reason',
       ))
         outcomes[row.reason ? `${row.status}:${row.reason}` : row.status] = Number(row.n);
-      const drillOutcome = drillReport(fault.name, seed, run, outcomes, drift);
+      const drillOutcome = drillReport(fault.name, seed, run, outcomes, {
+        gateDrift: drift,
+        mysqlWriter: current.mysql,
+      });
       fs.mkdirSync(REPORTS, { recursive: true });
       fs.writeFileSync(
         path.join(REPORTS, `${slug(fault.name)}.json`),
         `${JSON.stringify(drillOutcome, null, 2)}\n`,
       );
       process.stderr.write(`\n${renderReport(drillOutcome)}\n`);
+      if (fault.keyedUnharmed) expect(drillOutcome.keyedFailedAfterFault).toBe(0);
     },
     300_000,
   );

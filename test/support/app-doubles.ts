@@ -17,6 +17,7 @@ import type {
   TransactionalStores,
   UnitOfWork,
 } from '../../src/application/index.js';
+import { CommitOutcomeUnknown } from '../../src/application/index.js';
 
 /** Set while a unit of work's callback runs, in that callback's async context only. */
 export const insideTransaction = new AsyncLocalStorage<true>();
@@ -184,6 +185,8 @@ export class InstrumentedGate implements StockGate {
  */
 export class FlakyUnitOfWork implements UnitOfWork {
   private failuresLeft = 0;
+  /** the next run's commit goes unanswered: `landed` says whether it committed all the same */
+  private unanswered: { landed: boolean } | null = null;
   runs = 0;
 
   constructor(private readonly inner: UnitOfWork) {}
@@ -192,9 +195,26 @@ export class FlakyUnitOfWork implements UnitOfWork {
     this.failuresLeft = times;
   }
 
-  run<T>(work: (stores: TransactionalStores) => Promise<T>): Promise<T> {
+  /** The next run's commit is sent and its answer lost (the writer died under it), landed or not. */
+  commitUnanswered(landed: boolean): void {
+    this.unanswered = { landed };
+  }
+
+  async run<T>(work: (stores: TransactionalStores) => Promise<T>): Promise<T> {
     this.runs += 1;
     const traced = (stores: TransactionalStores) => insideTransaction.run(true, () => work(stores));
+    const unanswered = this.unanswered;
+    this.unanswered = null;
+    if (unanswered) {
+      const lost = new CommitOutcomeUnknown('database', 'no answer to the commit: Connection lost');
+      if (unanswered.landed) await this.inner.run(traced);
+      else
+        await this.inner.run(async (stores) => {
+          await traced(stores);
+          throw lost;
+        });
+      throw lost;
+    }
     if (this.failuresLeft === 0) return this.inner.run(traced);
     this.failuresLeft -= 1;
     return this.inner.run(async (stores) => {

@@ -4,28 +4,23 @@ import {
   type OrderView,
   type OutboxMessage,
   type PlaceOrderResult,
-  type RateBudgets,
   type RelayOptions,
   reservedMessageId,
+  type Tracer,
 } from '../../src/application/index.js';
 import type { DomainEvent } from '../../src/domain/index.js';
-import { MemoryDatabase } from '../../src/adapters/memory/memory-database.js';
-import { MemoryEventStore } from '../../src/adapters/memory/memory-event-store.js';
-import { MemoryInstanceRegistry } from '../../src/adapters/memory/memory-instance-registry.js';
-import { MemoryInventory } from '../../src/adapters/memory/memory-inventory.js';
-import { MemoryMessageBus } from '../../src/adapters/memory/memory-message-bus.js';
-import { MemoryOrderReadModel } from '../../src/adapters/memory/memory-order-read-model.js';
-import { MemoryOutbox } from '../../src/adapters/memory/memory-outbox.js';
-import { MemoryStreamTickets } from '../../src/adapters/memory/memory-stream-tickets.js';
-import { MemorySalePaths } from '../../src/adapters/memory/memory-sale-paths.js';
+import type { MemoryDatabase } from '../../src/adapters/memory/memory-database.js';
+import type { MemoryMessageBus } from '../../src/adapters/memory/memory-message-bus.js';
+import type { MemoryStockGate } from '../../src/adapters/memory/memory-stock-gate.js';
+import type { Application, CompositionConfig } from '../../src/infrastructure/compose.js';
+import { type Config, loadConfig } from '../../src/infrastructure/config.js';
 import {
-  MemorySoldOutFlags,
-  MemoryStockBackChannel,
-} from '../../src/adapters/memory/memory-sold-out-flags.js';
-import { MemoryStockGate } from '../../src/adapters/memory/memory-stock-gate.js';
-import { MemoryUnitOfWork } from '../../src/adapters/memory/memory-unit-of-work.js';
-import { compose, type CompositionConfig } from '../../src/infrastructure/compose.js';
-import { loadConfig } from '../../src/infrastructure/config.js';
+  adapterOf,
+  APPLICATION,
+  buildContainer,
+  MEMORY_BUS,
+  MEMORY_DATABASE,
+} from '../../src/infrastructure/container.js';
 import {
   FlakyUnitOfWork,
   InstrumentedGate,
@@ -53,6 +48,8 @@ export type HarnessOptions = Readonly<{
   relay?: Partial<RelayOptions>;
   groupCommit?: Partial<GroupCommitOptions>;
   start?: string;
+  /** the application's tracer (default: off) */
+  tracer?: Tracer;
 }>;
 
 export const defaultRelayOptions: RelayOptions = {
@@ -67,7 +64,7 @@ export const defaultRelayOptions: RelayOptions = {
 export type Writes = Readonly<{ events: number; orders: number; outbox: number }>;
 
 /**
- * Every use case of the application on the memory adapters, composed by the service's own compose() (the
+ * Every use case of the application on the memory profile, built by the service's own container (the
  * production defaults, a few made smaller), with a hand-moved clock, predictable ids and doubles a test can steer.
  */
 export const buildApp = (options: HarnessOptions = {}) => {
@@ -76,32 +73,19 @@ export const buildApp = (options: HarnessOptions = {}) => {
   const metrics = new RecordingMetrics();
   const ids = new SequentialIds();
   const eventIds = new SequentialIds('event');
-  const db = new MemoryDatabase();
-  const events = new MemoryEventStore(db);
-  const inventory = new MemoryInventory(db);
-  const orders = new MemoryOrderReadModel(db);
-  const outbox = new MemoryOutbox(db);
-  const unitOfWork = new FlakyUnitOfWork(new MemoryUnitOfWork(db));
-  const salePaths = new MemorySalePaths(() => Date.parse(clock.now()));
-  const memoryGate = new MemoryStockGate(() => Date.parse(clock.now()), salePaths);
-  const gate = new InstrumentedGate(memoryGate);
-  const soldOut = new MemorySoldOutFlags(new MemoryStockBackChannel(), {
-    ttlMs: 2_000,
-    nowMs: () => Date.parse(clock.now()),
-  });
-  const budgets: RateBudgets = { pathAddress: null, write: null, read: null };
-  const bus = new MemoryMessageBus(logger, { batchSize: 200, retryDelayMs: 5 });
-  const publisher = new SwitchablePublisher(bus);
-  const instances = new MemoryInstanceRegistry(clock);
   const relayOptions: RelayOptions = { ...defaultRelayOptions, ...options.relay };
   const { batchSize: relayBatchSize, ...relaySettings } = relayOptions;
-  const defaults = loadConfig({});
-  const config: CompositionConfig = {
+  // the production defaults, with the budgets of addresses, writes and reads off
+  const defaults = loadConfig({
+    SECKILL_ADDRESS_RATE_LIMIT_POINTS: '0',
+    SECKILL_WRITE_RATE_LIMIT_POINTS: '0',
+    SECKILL_READ_RATE_LIMIT_POINTS: '0',
+  });
+  const config: Config & CompositionConfig = {
     ...defaults,
     productCacheMs: options.catalogTtlMs ?? 1_000,
-    // the order route's budget per buyer, spent by the gate; no per-address budget
+    // the order route's budget per buyer, spent by the gate
     rateLimit: { points: options.rateLimitPoints ?? 1_000, windowSeconds: 60 },
-    admission: { ...defaults.admission, address: { points: 0, windowSeconds: 1 } },
     lockLeaseMs: 5_000,
     groupCommit: { maxBatch: 50, maxWaitMs: 1, maxConcurrent: 2, ...options.groupCommit },
     mergeDecrements: options.mergeDecrements ?? true,
@@ -112,31 +96,32 @@ export const buildApp = (options: HarnessOptions = {}) => {
     auditStaleMs: options.auditStaleMs ?? 5 * MINUTE,
     // small pages, so that a test's few events take several
     auditPageSize: 7,
+    consumerBatchSize: 200,
   };
-  const app = compose(
-    {
-      events,
-      inventory,
-      orders,
-      outbox,
-      unitOfWork,
-      gate,
-      soldOut,
-      budgets,
-      salePaths,
-      streamTickets: new MemoryStreamTickets(() => Date.parse(clock.now())),
-      publisher,
-      lag: bus,
-      instances,
-      clock,
-      ids,
-      eventIds,
-      logger,
-      metrics,
-      health: [],
+  // the service's own container on the memory profile, a few bindings made steerable
+  const container = buildContainer(config, {
+    logger,
+    metrics,
+    resources: null,
+    overrides: {
+      clock: () => clock,
+      ids: () => ids,
+      eventIds: () => eventIds,
+      unitOfWork: (inner) => new FlakyUnitOfWork(inner),
+      gate: (inner) => new InstrumentedGate(inner),
+      publisher: (inner) => new SwitchablePublisher(inner),
+      ...(options.tracer ? { tracer: () => options.tracer! } : {}),
     },
-    config,
-  );
+  });
+  const app = container.get<Application>(APPLICATION);
+  const { events, inventory, orders, outbox, soldOut, salePaths } = app.ports;
+  const unitOfWork = app.ports.unitOfWork as FlakyUnitOfWork;
+  const gate = app.ports.gate as InstrumentedGate;
+  const publisher = app.ports.publisher as SwitchablePublisher;
+  const instances = app.ports.instances;
+  const memoryGate = container.get(adapterOf('gate')) as MemoryStockGate;
+  const db = container.get<MemoryDatabase>(MEMORY_DATABASE);
+  const bus = container.get<MemoryMessageBus>(MEMORY_BUS);
   const { catalog, dispatcher, placeOrder, commit, compensate, releaseOrder, payOrder, relay } = app;
   const { reconcile, audit, products, salePath, dashboard } = app;
 
@@ -227,6 +212,7 @@ export const buildApp = (options: HarnessOptions = {}) => {
     publisher,
     catalog,
     dispatcher,
+    commands: app.commands,
     placeOrder,
     commit,
     compensate,

@@ -220,6 +220,8 @@ export const runDrill = async (options: DrillOptions): Promise<DrillRun> => {
 };
 
 const failed = (a: DrillAnswer) => a.status === 'no answer' || a.status >= 500;
+/** a request the balancer may send again to another API: a read, or an order with its Idempotency-Key */
+const retriable = (a: DrillAnswer) => a.what === 'order' || a.what === 'read';
 
 const slowestByRequest = (answers: readonly DrillAnswer[]): Record<string, number> => {
   const slowest: Record<string, number> = {};
@@ -242,6 +244,11 @@ export type DrillReport = Readonly<{
   /** answers 5xx or none at all, from the fault on */
   failedAfterFault: number;
   failedByStatus: Record<string, number>;
+  /**
+   * of those, the answers to reads and keyed orders, which the balancer sends again to another API when theirs
+   * dies (the rest are payments and cancellations, which carry no key)
+   */
+  keyedFailedAfterFault: number;
   /** order clicks sent again with their Idempotency-Key (after no answer or a 5xx) */
   orderRetries: number;
   /** the longest a buyer waited for an answer from the fault on, by request */
@@ -255,6 +262,8 @@ export type DrillReport = Readonly<{
   answersRecoveredMs: number;
   /** the longest wait, among orders accepted after the fault, from 202 to the buyer seeing it decided */
   slowestDecisionAfterFaultMs: number;
+  /** the MySQL writer killed: until a write went through again, and until the node had rejoined (IST) */
+  mysqlWriter: Readonly<{ writesResumedMs: number; rejoinedMs: number }> | null;
 }>;
 
 export const drillReport = (
@@ -262,8 +271,9 @@ export const drillReport = (
   seed: number,
   run: DrillRun,
   outcomes: Record<string, number>,
-  gateDrift: DrillReport['gateDrift'],
+  measured: Readonly<{ gateDrift: DrillReport['gateDrift']; mysqlWriter: DrillReport['mysqlWriter'] }>,
 ): DrillReport => {
+  const { gateDrift, mysqlWriter } = measured;
   const orderAnswers: Record<string, number> = {};
   for (const a of run.answers.filter((x) => x.what === 'order')) {
     const key = a.code ?? String(a.status);
@@ -287,6 +297,7 @@ export const drillReport = (
     outcomes,
     failedAfterFault: failures.length,
     failedByStatus,
+    keyedFailedAfterFault: failures.filter(retriable).length,
     orderRetries: run.orderRetries,
     slowestAnswerAfterFaultMs: slowestByRequest(afterFault),
     gateDrift,
@@ -295,6 +306,7 @@ export const drillReport = (
       0,
       ...lateOrders.map((o) => (o.decidedAt ?? Number.POSITIVE_INFINITY) - o.acceptedAt),
     ),
+    mysqlWriter,
   };
 };
 
@@ -309,10 +321,15 @@ export const renderReport = (r: DrillReport): string =>
     `  outcomes        ${Object.entries(r.outcomes)
       .map(([k, v]) => `${k} ${v}`)
       .join(', ')}`,
-    `  5xx or no answer from the fault on: ${r.failedAfterFault} ${JSON.stringify(r.failedByStatus)}; ${r.orderRetries} order click(s) sent again with their Idempotency-Key`,
+    `  5xx or no answer from the fault on: ${r.failedAfterFault} ${JSON.stringify(r.failedByStatus)}, ${r.keyedFailedAfterFault} of them to reads and keyed orders; ${r.orderRetries} order click(s) sent again by the buyer with their Idempotency-Key`,
     `  slowest answer from the fault on (ms): ${Object.entries(r.slowestAnswerAfterFaultMs)
       .map(([k, v]) => `${k} ${v}`)
       .join(', ')}`,
     `  reconciliation  ${r.gateDrift.reopened} unit(s) re-opened in the gate taken back, ${r.gateDrift.givenBack} given back, ${r.gateDrift.restoresLost} lost restore(s) given back`,
     `  answers recovered ${(r.answersRecoveredMs / 1000).toFixed(1)} s after the fault; slowest decision of an order accepted after it ${(r.slowestDecisionAfterFaultMs / 1000).toFixed(1)} s`,
+    ...(r.mysqlWriter
+      ? [
+          `  MySQL writer    writes went through again ${(r.mysqlWriter.writesResumedMs / 1000).toFixed(1)} s after the kill; the node had rejoined (IST) after ${(r.mysqlWriter.rejoinedMs / 1000).toFixed(1)} s`,
+        ]
+      : []),
   ].join('\n');

@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { Linter } from 'eslint';
+import { ESLint, Linter } from 'eslint';
 import tseslint from 'typescript-eslint';
 import { DOMAIN_EVENT_TYPES, eventsOnlyFromTheDomain } from '../../eslint.config.js';
 import { EVENT_SCHEMA_VERSIONS } from '../../src/domain/index.js';
@@ -87,5 +87,62 @@ describe('the domain is the one home of its events', () => {
       );
 
     expect(offenders).toEqual([]);
+  });
+});
+
+describe('every write goes through the command handler', () => {
+  // the project's own lint configuration, as `npm run lint` runs it
+  const eslint = new ESLint({ cwd: repoRoot });
+  const lint = async (code: string, file: string): Promise<string[]> => {
+    const [result] = await eslint.lintText(code, { filePath: path.join(repoRoot, file) });
+    return (result?.messages ?? [])
+      .filter((m) => m.ruleId === 'no-restricted-syntax')
+      .map((m) => `${m.line}: ${m.message}`);
+  };
+
+  // a use case as they were written before the handler owned the write: its own transaction, its own append,
+  // projection, outbox rows and dispatch
+  const bypassing = `import type { EventStore, Outbox, OrderReadModel, UnitOfWork, OrderView } from '../ports/index.js';
+import type { OutboxDispatcher } from '../outbox-dispatcher.js';
+
+export class PayByHand {
+  constructor(
+    private readonly unitOfWork: UnitOfWork,
+    private readonly dispatcher: OutboxDispatcher,
+  ) {}
+
+  async execute(row: OrderView): Promise<void> {
+    await this.unitOfWork.run(async (stores) => {
+      await stores.events.appendMany([]);
+      await stores.orders.upsert(row);
+      await stores.outbox.addMany([], row.updatedAt);
+    });
+    this.dispatcher.dispatchSoon([]);
+  }
+}
+`;
+
+  it('a use case that writes by hand fails the lint, at each write', async () => {
+    // linted as if it were pay-order's file: the type-aware lint parses only the project's own files
+    const messages = await lint(bypassing, 'src/application/use-cases/pay-order.use-case.ts');
+
+    expect(messages.map((m) => Number(m.split(':')[0]))).toEqual([6, 11, 12, 13, 14, 16]);
+    expect(messages.join('\n')).toContain('commands.write');
+  });
+
+  it('the use cases of the application pass it', async () => {
+    const dir = path.join(repoRoot, 'src', 'application', 'use-cases');
+    const files = readdirSync(dir).filter((file) => file.endsWith('.ts'));
+    const offenders = await Promise.all(
+      files.map(async (file) => {
+        const relative = path.join('src', 'application', 'use-cases', file);
+        return (await lint(readFileSync(path.join(repoRoot, relative), 'utf8'), relative)).map(
+          (m) => `${file}:${m}`,
+        );
+      }),
+    );
+
+    expect(files.length).toBeGreaterThan(10);
+    expect(offenders.flat()).toEqual([]);
   });
 });

@@ -4,6 +4,7 @@ import type { HttpDependencies, RouteContext } from './dependencies.js';
 import { notFound, problemAnswers } from './error-mapping.js';
 import { InFlightBound } from './middleware/admission.js';
 import { keepRouteBase, requestTracker, trackRequests } from './middleware/tracking.js';
+import { traceRequests } from './middleware/tracing.js';
 import { mountOps } from './ops.js';
 import { adminRouter } from './routes/admin.js';
 import { mountDocs } from './routes/docs.js';
@@ -35,6 +36,8 @@ export const createHttpApp = (deps: HttpDependencies): express.Express => {
   };
   const track = requestTracker(deps.ids, deps.observer);
 
+  // a span per request, around everything else (the order route's included), when tracing is on
+  if (deps.tracer?.enabled) app.use(traceRequests(deps.tracer));
   // the flood's route first, ahead of every middleware the other routes go through (it sets API_HEADERS itself)
   app.post(ORDER_ROUTE, placeOrderRoute(ctx, track));
   // helmet's headers on every answer; the pages of mountDocs replace the policy with their own

@@ -12,6 +12,7 @@ import type {
   ReconcileStock,
   ReleaseOrder,
   SaleDashboard,
+  Tracer,
   WatchOrder,
 } from '../../application/index.js';
 import type { AnswerRates } from './answer-rates.js';
@@ -53,6 +54,8 @@ export type HttpDependencies = Readonly<{
   instance: string;
   /** the credential that opens GET /metrics on the API port (SECKILL_METRICS_TOKEN); null: closed there */
   metricsToken: string | null;
+  /** a server span per request when tracing is on (absent: off) */
+  tracer?: Tracer;
 }>;
 
 /** What every route gets: the dependencies, and this process's order answer rates (counted by the order route,

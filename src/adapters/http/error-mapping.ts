@@ -1,5 +1,5 @@
 import type { Duplex } from 'node:stream';
-import type { ErrorRequestHandler, RequestHandler } from 'express';
+import type { ErrorRequestHandler, RequestHandler, Response } from 'express';
 import { InfrastructureUnavailable, type Logger, VersionConflict } from '../../application/index.js';
 import {
   DomainError,
@@ -10,6 +10,7 @@ import {
   ProductAlreadyListed,
   ProductNotListed,
 } from '../../domain/index.js';
+import { locals } from './middleware/tracking.js';
 import { HttpProblem, sendProblem } from './problem.js';
 import { API_HEADERS } from './security-headers.js';
 
@@ -91,18 +92,29 @@ export const notFound: RequestHandler = (req, _res, next) => {
   next(new HttpProblem(404, 'NOT_FOUND', `no route for ${req.method} ${req.path}`));
 };
 
+/** What finds a request again: its correlation id, and its trace when it was sampled (`trace_id`, `span_id`). */
+const requestIds = (res: Response): Record<string, string> => {
+  const { correlationId, traceparent } = locals(res);
+  const [, traceId, spanId] = traceparent?.split('-') ?? [];
+  return {
+    ...(correlationId === undefined ? {} : { correlationId }),
+    ...(traceId === undefined || spanId === undefined ? {} : { trace_id: traceId, span_id: spanId }),
+  };
+};
+
 /** The last handler: every error becomes a problem answer; what is not the client's fault is logged, as a 500. */
 export const problemAnswers =
   (logger: Logger): ErrorRequestHandler =>
   (error: unknown, req, res, _next) => {
     const problem = toProblem(error);
     if (problem) {
-      if (problem.status === 503) logger.warn({ path: req.path, err: String(error) }, 'answered 503');
+      if (problem.status === 503)
+        logger.warn({ path: req.path, ...requestIds(res), err: String(error) }, 'answered 503');
       sendProblem(res, problem, req.originalUrl.slice(0, 200));
       return;
     }
     logger.error(
-      { path: req.path, err: error instanceof Error ? error.stack : String(error) },
+      { path: req.path, ...requestIds(res), err: error instanceof Error ? error.stack : String(error) },
       'unexpected error',
     );
     sendProblem(

@@ -1,3 +1,4 @@
+// The API's OpenAPI document, one operation after another: it is as long as the API is wide.
 /*
  * Over 250 lines on purpose: this is the API's one table of paths, read top to bottom as the document it
  * becomes. Each path is a few lines of data; split by route, the document would be scattered across files.
@@ -18,6 +19,7 @@ import {
   SalePathGrant,
   SaleFigures,
 } from './openapi-answers.js';
+import { rejectionsAnsweredWith } from './order-rejections.js';
 import {
   IDEMPOTENCY_KEY,
   ListProductBody,
@@ -102,19 +104,13 @@ const paths: ZodOpenApiPathsObject = {
         },
         '400': badRequest,
         '401': unauthorized,
-        '404': problem('PRODUCT_NOT_FOUND'),
-        '403': problem(
-          'PATH_TOKEN_REQUIRED (the product takes orders with a sale path token) or PATH_TOKEN_INVALID (unknown, used, expired, or issued to another buyer)',
-        ),
-        '409': problem('SOLD_OUT, LIMIT_EXCEEDED or SALE_NOT_ACTIVE'),
+        '404': problem(rejectionsAnsweredWith(404)),
+        '403': problem(rejectionsAnsweredWith(403)),
+        '409': problem(rejectionsAnsweredWith(409)),
         '413': problem('the body is larger than 16 KiB'),
         '415': problem('the body is not application/json'),
-        '422': problem(
-          'IDEMPOTENCY_KEY_REUSED: the Idempotency-Key was used on this product for another quantity',
-        ),
-        '429': limited(
-          "DUPLICATE_REQUEST, or RATE_LIMITED: the buyer's or the client address's budget is spent, or the process is taking as many orders as it can",
-        ),
+        '422': problem(rejectionsAnsweredWith(422)),
+        '429': limited(rejectionsAnsweredWith(429)),
         '503': unavailable,
       },
     },

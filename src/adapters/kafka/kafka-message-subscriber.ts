@@ -3,6 +3,17 @@ import type { InboundMessage, Logger, MessageSubscriber } from '../../applicatio
 import { KafkaNames } from './kafka-names.js';
 import { messagesOf } from './kafka-packs.js';
 
+const RESTART_PAUSE_MS = 100;
+
+/** KafkaJS's own rule for a crash worth a restart: retries ran out, or the root cause is retriable */
+function isRetriable(error: Error): boolean {
+  let cause: unknown = error;
+  while (typeof cause === 'object' && cause !== null && 'cause' in cause && cause.cause) cause = cause.cause;
+  return (
+    error.name === 'KafkaJSNumberOfRetriesExceeded' || (cause as { retriable?: unknown }).retriable === true
+  );
+}
+
 export type KafkaSubscriberOptions = Readonly<{
   /** partitions one consumer works on at once; one product always sits in one partition */
   partitionsConsumedConcurrently?: number;
@@ -30,6 +41,9 @@ export type KafkaSubscriberOptions = Readonly<{
  */
 export class KafkaMessageSubscriber implements MessageSubscriber {
   private readonly consumers: Consumer[] = [];
+  /** restarts after a crash, each settled once its consumer runs again or crashed again */
+  private readonly restarts = new Set<Promise<void>>();
+  private stopping = false;
 
   constructor(
     private readonly kafka: Kafka,
@@ -54,7 +68,14 @@ export class KafkaMessageSubscriber implements MessageSubscriber {
       maxWaitTimeInMs: this.options.maxWaitTimeMs ?? 1_000,
       minBytes: this.options.minBytes ?? 1,
       maxBytesPerPartition: this.options.maxBytesPerPartition ?? 1_048_576,
-      retry: { retries: 10, initialRetryTime: 100, maxRetryTime: 2_000 },
+      // the subscriber restarts a crashed consumer itself (see restartAfter): KafkaJS's own restart, timed
+      // out of its reach, could still be joining the group after stop() returned
+      retry: {
+        retries: 10,
+        initialRetryTime: 100,
+        maxRetryTime: 2_000,
+        restartOnFailure: () => Promise.resolve(false),
+      },
     });
     this.consumers.push(consumer);
     consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => {
@@ -65,19 +86,44 @@ export class KafkaMessageSubscriber implements MessageSubscriber {
       );
       spec.onAssigned?.();
     });
+    const run = (): Promise<void> =>
+      consumer.run({
+        autoCommit: false,
+        eachBatchAutoResolve: false,
+        partitionsConsumedConcurrently: this.options.partitionsConsumedConcurrently ?? 2,
+        eachBatch: (payload) => this.handleBatch(consumer, { groupId, topic: spec.topic }, payload, handler),
+      });
+    consumer.on(consumer.events.CRASH, ({ payload }) => this.restartAfter(payload.error, groupId, run));
     await consumer.connect();
     await consumer.subscribe({ topic, fromBeginning: true });
-    await consumer.run({
-      autoCommit: false,
-      eachBatchAutoResolve: false,
-      partitionsConsumedConcurrently: this.options.partitionsConsumedConcurrently ?? 2,
-      eachBatch: (payload) => this.handleBatch(consumer, { groupId, topic: spec.topic }, payload, handler),
-    });
+    await run();
   }
 
   async stop(): Promise<void> {
+    this.stopping = true;
+    // a restart under way ends (running or crashed) before its consumer is disconnected, so nothing of it
+    // outlives stop()
+    while (this.restarts.size > 0) await Promise.all([...this.restarts]);
     const consumers = this.consumers.splice(0);
     await Promise.all(consumers.map((c) => c.disconnect()));
+  }
+
+  /** a crashed consumer (KafkaJS has stopped it) runs again after a pause when its error is retriable */
+  private restartAfter(error: Error, groupId: string, run: () => Promise<void>): void {
+    if (this.stopping) return;
+    if (!isRetriable(error)) {
+      this.logger.error({ groupId, err: String(error) }, 'the consumer crashed and is not restarted');
+      return;
+    }
+    const pause = (error as { retryTime?: number }).retryTime ?? RESTART_PAUSE_MS;
+    this.logger.warn({ groupId, err: String(error), pauseMs: pause }, 'the consumer crashed; restarting it');
+    const restart: Promise<void> = new Promise<void>((resolve) => setTimeout(resolve, pause))
+      .then(() => (this.stopping ? undefined : run()))
+      .catch((err: unknown) =>
+        this.logger.error({ groupId, err: String(err) }, 'restarting the consumer failed'),
+      )
+      .finally(() => this.restarts.delete(restart));
+    this.restarts.add(restart);
   }
 
   private async handleBatch(

@@ -11,10 +11,17 @@ const CONNECTION_CODES = new Set([
   'PROTOCOL_SEQUENCE_TIMEOUT',
   'ER_CON_COUNT_ERROR',
   'ER_SERVER_SHUTDOWN',
+  // a Galera node outside the primary component, or not synced yet: "WSREP has not yet prepared node"
+  'ER_UNKNOWN_COM_ERROR',
+  // the server killed the connection (a node leaving the cluster, an operator's KILL)
+  'ER_CONNECTION_KILLED',
 ]);
 
 const codeOf = (error: unknown): unknown =>
   typeof error === 'object' && error !== null ? (error as { code?: unknown }).code : undefined;
+
+const isFatal = (error: unknown): boolean =>
+  typeof error === 'object' && error !== null && (error as { fatal?: unknown }).fatal === true;
 
 /** A server that is down, refuses, or does not answer in time: the port's unavailable error (503). */
 export const isUnavailable = (error: unknown): boolean => {
@@ -24,7 +31,10 @@ export const isUnavailable = (error: unknown): boolean => {
     (error.name === 'KnexTimeoutError' || /Timeout acquiring a connection/.test(error.message))
   )
     return true;
-  const code = codeOf(error) ?? codeOf((error as { cause?: unknown } | null)?.cause);
+  const cause = (error as { cause?: unknown } | null)?.cause;
+  // the driver's own word for a connection that is gone ("closed state"): it carries no code
+  if (isFatal(error) || isFatal(cause)) return true;
+  const code = codeOf(error) ?? codeOf(cause);
   return typeof code === 'string' && CONNECTION_CODES.has(code);
 };
 

@@ -30,10 +30,10 @@ type EventRecord = Readonly<{
 const COLUMNS =
   'position, event_id, stream_id, stream_version, type, schema_version, payload, metadata, correlation_id, causation_id, occurred_at';
 
-type Metadata = Readonly<{ userId?: string }>;
+type Metadata = Readonly<{ userId?: string; traceparent?: string }>;
 
 const toStored = (upcaster: EventUpcaster, row: EventRecord): StoredEvent => {
-  const { userId } = fromJson<Metadata | null>(row.metadata) ?? {};
+  const { userId, traceparent } = fromJson<Metadata | null>(row.metadata) ?? {};
   return {
     position: Number(row.position),
     eventId: row.event_id,
@@ -46,8 +46,12 @@ const toStored = (upcaster: EventUpcaster, row: EventRecord): StoredEvent => {
     correlationId: row.correlation_id,
     causationId: row.causation_id,
     ...(userId === undefined ? {} : { userId }),
+    ...(traceparent === undefined ? {} : { traceparent }),
   };
 };
+
+const metadataOf = ({ userId, traceparent }: EventEnvelope): string =>
+  userId === undefined && traceparent === undefined ? '{}' : JSON.stringify({ userId, traceparent });
 
 const toRow = (streamId: string, version: number, e: EventEnvelope): unknown[] => [
   e.eventId,
@@ -56,7 +60,7 @@ const toRow = (streamId: string, version: number, e: EventEnvelope): unknown[] =
   e.event.type,
   e.schemaVersion,
   JSON.stringify(e.event.data),
-  e.userId === undefined ? '{}' : JSON.stringify({ userId: e.userId }),
+  metadataOf(e),
   e.correlationId,
   e.causationId,
   toDateTime(e.occurredAt),

@@ -69,7 +69,7 @@ export class MySqlOrderProjectionRebuild implements OrderProjectionRebuild {
   }
 
   commit(rows: readonly OrderView[], position: number): Promise<void> {
-    return inTransaction(this.orm, Date.now() + this.timeoutMs, this.timeoutMs, (session) =>
+    return inTransaction(this.orm, Date.now() + this.timeoutMs, this.timeoutMs, { sent: false }, (session) =>
       session.run('write rebuilt rows', async ({ sql }) => {
         if (rows.length > 0) await sql.query(upsertInto(FRESH), [rows.map(toValues)]);
         await sql.query('UPDATE projection_checkpoint SET position = ?, updated_at = ? WHERE name = ?', [

@@ -1,5 +1,10 @@
 import type { Knex, MikroORM } from '@mikro-orm/mysql';
-import type { TransactionalStores, UnitOfWork } from '../../application/index.js';
+import {
+  CommitOutcomeUnknown,
+  InfrastructureUnavailable,
+  type TransactionalStores,
+  type UnitOfWork,
+} from '../../application/index.js';
 import { isDeadlock, translate } from './mysql-errors.js';
 import { MySqlEventStore } from './mysql-event-store.js';
 import { MySqlInventory } from './mysql-inventory.js';
@@ -16,8 +21,10 @@ type TransactionClient = Readonly<{ acquireConnection(): Promise<DriverConnectio
  * or not at all. The stores get the transaction's EntityManager and its driver connection, nothing else, so
  * every statement runs on the one connection the transaction holds. A transaction that outlives its
  * deadline fails the caller with the unavailable error and rolls back at its next step instead of
- * committing late. A transaction InnoDB picks as a deadlock victim runs again (the work reads what it
- * decides on inside the transaction, so a second run decides afresh).
+ * committing late. A transaction InnoDB picks as a deadlock victim, or Galera's certification refuses at commit
+ * (the same error: another node's write came first), runs again (the work reads what it decides on inside the
+ * transaction, so a second run decides afresh); one that keeps conflicting is unavailable. A commit sent and
+ * never answered (the connection cut, the deadline passed meanwhile) is CommitOutcomeUnknown: it may have landed.
  */
 export class MySqlUnitOfWork implements UnitOfWork {
   constructor(
@@ -28,24 +35,40 @@ export class MySqlUnitOfWork implements UnitOfWork {
 
   async run<T>(work: (stores: TransactionalStores) => Promise<T>): Promise<T> {
     const expiresAt = Date.now() + this.timeoutMs;
+    const commit: CommitState = { sent: false };
     const attempts = async (): Promise<T> => {
       for (let retry = 0; ; retry += 1) {
         try {
-          return await this.once(work, expiresAt);
+          return await this.once(work, expiresAt, commit);
         } catch (error) {
-          if (!isDeadlock(error) || retry >= this.deadlockRetries || Date.now() > expiresAt) throw error;
+          if (!isDeadlock(error)) throw error;
+          if (retry >= this.deadlockRetries || Date.now() > expiresAt)
+            throw new InfrastructureUnavailable('database', 'the transaction kept conflicting with others', {
+              cause: error,
+            });
         }
       }
     };
     try {
       return await withDeadline('transaction', this.timeoutMs, attempts());
     } catch (error) {
+      // the caller is answered now: an attempt still running must never send its commit after this
+      commit.abandoned = true;
+      // the deadline passed while a commit was on its way: it may land after this answer
+      if (commit.sent && !(error instanceof CommitOutcomeUnknown))
+        throw new CommitOutcomeUnknown('database', `no answer to the commit: ${String(error)}`, {
+          cause: error,
+        });
       return translate(error, 'transaction');
     }
   }
 
-  private once<T>(work: (stores: TransactionalStores) => Promise<T>, expiresAt: number): Promise<T> {
-    return inTransaction(this.orm, expiresAt, this.timeoutMs, (session) =>
+  private once<T>(
+    work: (stores: TransactionalStores) => Promise<T>,
+    expiresAt: number,
+    commit: CommitState,
+  ): Promise<T> {
+    return inTransaction(this.orm, expiresAt, this.timeoutMs, commit, (session) =>
       work({
         events: new MySqlEventStore(session),
         orders: new MySqlOrderReadModel(session),
@@ -56,6 +79,9 @@ export class MySqlUnitOfWork implements UnitOfWork {
   }
 }
 
+/** Whether a transaction's commit is on its way now: sent, and not answered yet. */
+export type CommitState = { sent: boolean; abandoned?: boolean };
+
 /**
  * One transaction on a forked EntityManager, with a session bound to its one connection; committed when the
  * work resolves before the deadline, rolled back otherwise.
@@ -64,6 +90,7 @@ export const inTransaction = async <T>(
   orm: MikroORM,
   expiresAt: number,
   timeoutMs: number,
+  commit: CommitState,
   work: (session: MySqlSession) => Promise<T>,
 ): Promise<T> => {
   const em = orm.em.fork();
@@ -80,7 +107,20 @@ export const inTransaction = async <T>(
     await session.run('commit', () => Promise.resolve());
     // the connection's commit, not em.commit(): that one flushes first, and a flush opens an
     // AsyncLocalStorage context (the stores write with plain statements; there is nothing to flush)
-    await em.getConnection('write').commit(transaction);
+    // no await between this check and the commit's sending: an answered caller's transaction never commits
+    if (commit.abandoned) throw new Error('the transaction was abandoned at its deadline');
+    commit.sent = true;
+    try {
+      await em.getConnection('write').commit(transaction);
+    } catch (error) {
+      // refused (a deadlock victim, Galera's certification): it did not land, and it may run again
+      if (isDeadlock(error)) throw error;
+      throw new CommitOutcomeUnknown('database', `no answer to the commit: ${String(error)}`, {
+        cause: error,
+      });
+    } finally {
+      commit.sent = false;
+    }
     return result;
   } catch (error) {
     if (em.getTransactionContext()) await em.rollback().catch(() => undefined);

@@ -20,6 +20,13 @@ export type RedisConnectionOptions = Readonly<{
   autoPipelining?: boolean;
 }>;
 
+/**
+ * Commands that leave alone, never auto-pipelined. Auto-pipelining on a cluster groups a command with others by
+ * its first argument, taken for its key; a script whose number of keys comes first in each call would be grouped
+ * by that number, in with commands of other masters, and the whole pipeline refused.
+ */
+export const NOT_AUTO_PIPELINED = ['seckillUnlock'];
+
 const clientOptions = (
   commandTimeoutMs: number,
   subscriber: boolean,
@@ -27,6 +34,7 @@ const clientOptions = (
 ): RedisOptions => ({
   ...(subscriber ? { enableReadyCheck: false } : { commandTimeout: commandTimeoutMs }),
   enableAutoPipelining: autoPipelining && !subscriber,
+  autoPipeliningIgnoredCommands: NOT_AUTO_PIPELINED,
   maxRetriesPerRequest: 1,
   connectTimeout: 2_000,
   // keep reconnecting in the background; requests meanwhile fail fast through the command timeout
@@ -54,6 +62,7 @@ export const connectRedis = (options: RedisConnectionOptions): RedisClient => {
     scaleReads: 'master',
     enableReadyCheck: true,
     enableAutoPipelining: redisOptions.enableAutoPipelining ?? false,
+    autoPipeliningIgnoredCommands: NOT_AUTO_PIPELINED,
   });
 };
 

@@ -1,3 +1,4 @@
+// Every Redis call of the gate in one adapter, so that each script's keys, arguments and answers read together.
 import {
   answerFromKey,
   type GateAnswer,

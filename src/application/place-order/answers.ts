@@ -5,6 +5,8 @@ export type PlaceOrderCommand = Readonly<{
   productId: number;
   quantity: number;
   correlationId: string;
+  /** the request's trace, when it is sampled: the order's steps, events and messages carry it on */
+  traceparent?: string | undefined;
   /**
    * The address the request came from, for the per-address budget: asked only when that budget is on and the
    * order got past the in-process checks (under a trusted proxy it means parsing X-Forwarded-For).

@@ -1,31 +1,28 @@
 import type { ReserveOrder } from '../../domain/index.js';
 import type { CommandItem } from '../command-handler.js';
 import { GroupCommit, type GroupCommitOptions } from '../group-commit.js';
-import { messagesOf } from '../messages.js';
-import type { OutboxDispatcher } from '../outbox-dispatcher.js';
-import { type OrderCommands, orderCommands, projectOrders } from '../order-stream.js';
+import type { OrderCommands } from '../order-stream.js';
 import {
   type Clock,
-  type IdGenerator,
+  CommitOutcomeUnknown,
   InfrastructureUnavailable,
   type Logger,
   type Metrics,
   type StockGate,
-  type UnitOfWork,
+  type Tracer,
 } from '../ports/index.js';
+import { Spans } from '../traced-messaging.js';
 import type { PlaceOrderCommand } from './answers.js';
 
 export type ReservationJournalDeps = Readonly<{
-  unitOfWork: UnitOfWork;
-  dispatcher: OutboxDispatcher;
+  orders: OrderCommands;
   /** where a reservation that could not be recorded gives its unit back */
   gate: Pick<StockGate, 'restore'>;
   clock: Clock;
-  /** ids of the events the orders start with */
-  eventIds: IdGenerator;
   logger: Logger;
   metrics: Metrics;
   groupCommit: GroupCommitOptions;
+  tracer: Tracer;
 }>;
 
 /** A reservation the gate accepted: the command that starts the order's stream. */
@@ -38,10 +35,8 @@ type Reservation = CommandItem<ReserveOrder>;
  */
 export class ReservationJournal {
   private readonly batches: GroupCommit<Reservation>;
-  private readonly orders: OrderCommands;
 
   constructor(private readonly deps: ReservationJournalDeps) {
-    this.orders = orderCommands(deps.eventIds);
     this.batches = new GroupCommit((batch) => this.write(batch), deps.groupCommit);
   }
 
@@ -52,13 +47,17 @@ export class ReservationJournal {
 
   /**
    * Records a reservation the gate has just taken. When its batch fails, the unit goes back to the gate and the
-   * buyer's key is forgotten (the retry is asked afresh), and the buyer gets InfrastructureUnavailable.
+   * buyer's key is forgotten (the retry is asked afresh), and the buyer gets InfrastructureUnavailable. When
+   * the batch's commit went unanswered, it may have landed: the gate keeps the unit and the key, so a repeat with
+   * the key gets this order (recorded then if it never was); a reservation that never landed and is never
+   * repeated is given back by reconciliation.
    */
   async record(cmd: PlaceOrderCommand, orderId: string): Promise<void> {
     try {
       await this.batches.submit(this.reservation(cmd, orderId, true));
     } catch (error) {
-      await this.restoreGate(cmd, orderId);
+      if (error instanceof CommitOutcomeUnknown) this.deps.metrics.count('reservations_outcome_unknown');
+      else await this.restoreGate(cmd, orderId);
       throw unavailable(error);
     }
   }
@@ -82,7 +81,14 @@ export class ReservationJournal {
     return {
       command: { type: 'ReserveOrder', orderId, productId, userId, quantity, now },
       // the buyer's request is both the conversation and the cause of the order's first event
-      context: { occurredAt: now, correlationId, causationId: correlationId, userId },
+      context: {
+        occurredAt: now,
+        correlationId,
+        causationId: correlationId,
+        userId,
+        // the buyer's trace (when sampled), kept with the order's first event and sent with its message
+        ...(cmd.traceparent === undefined ? {} : { traceparent: cmd.traceparent }),
+      },
       isNew,
     };
   }
@@ -93,19 +99,14 @@ export class ReservationJournal {
    * projection and the outbox.
    */
   private async write(batch: readonly Reservation[]): Promise<void> {
-    const now = this.deps.clock.now();
-    const messages = await this.deps.unitOfWork.run(async (stores) => {
-      const decisions = await this.orders.decideMany(stores.events, batch);
-      const outbound = messagesOf(decisions.flatMap((d) => d.envelopes));
-      // issued at once: they queue on the transaction's connection without a turn of the event loop between
-      await Promise.all([
-        this.orders.append(stores.events, decisions),
-        projectOrders(stores.orders, decisions),
-        stores.outbox.addMany(outbound, now),
-      ]);
-      return outbound;
-    });
-    this.deps.dispatcher.dispatchSoon(messages);
+    const write = () => this.deps.orders.write((tx) => tx.decide(batch));
+    const { tracer } = this.deps;
+    if (tracer.enabled)
+      await tracer.batch(Spans.RESERVE_TRANSACTION, batch.map(traceOf), write, {
+        kind: 'client',
+        attributes: { 'seckill.batch.orders': batch.length },
+      });
+    else await write();
     this.deps.metrics.count('reservations_recorded', {}, batch.length);
     this.deps.metrics.count('reservation_batches');
   }
@@ -125,6 +126,9 @@ export class ReservationJournal {
     }
   }
 }
+
+const traceOf = (reservation: Reservation): string | undefined =>
+  typeof reservation.context === 'function' ? undefined : reservation.context.traceparent;
 
 const unavailable = (error: unknown): InfrastructureUnavailable =>
   error instanceof InfrastructureUnavailable

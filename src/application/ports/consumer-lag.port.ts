@@ -16,4 +16,3 @@ export const WATCHED_GROUPS = [
 export interface ConsumerLag {
   lag(): Promise<GroupLag[]>;
 }
-export const CONSUMER_LAG = Symbol.for('seckill.ConsumerLag');

@@ -13,6 +13,8 @@ export type EventEnvelope<E extends DomainEvent = DomainEvent> = Readonly<{
   correlationId: string;
   causationId: string | null;
   userId?: string;
+  /** the W3C traceparent of the sampled trace the event was decided in: work it causes joins that trace */
+  traceparent?: string;
   event: E;
 }>;
 
@@ -48,4 +50,3 @@ export interface EventStore {
   /** Events with position > afterPosition, in global order. */
   readAll(afterPosition: number, limit: number): Promise<StoredEvent[]>;
 }
-export const EVENT_STORE = Symbol.for('seckill.EventStore');

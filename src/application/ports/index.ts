@@ -15,3 +15,4 @@ export * from './projection.port.js';
 export * from './sale-path.port.js';
 export * from './stream-ticket.port.js';
 export * from './instance-registry.port.js';
+export * from './tracer.port.js';

@@ -53,7 +53,6 @@ export interface InstanceRegistry {
   /** every instance seen within the retention window, in no particular order */
   list(): Promise<InstanceSighting[]>;
 }
-export const INSTANCE_REGISTRY = Symbol.for('seckill.InstanceRegistry');
 
 /** How long an instance that stopped beating stays listed, by default. */
 export const INSTANCE_RETENTION_MS = 10 * 60_000;

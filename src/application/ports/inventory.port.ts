@@ -30,4 +30,3 @@ export interface Inventory {
   /** Returns stock: a release, or a restock. */
   increment(productId: number, quantity: number): Promise<void>;
 }
-export const INVENTORY = Symbol.for('seckill.Inventory');

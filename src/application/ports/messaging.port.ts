@@ -25,7 +25,6 @@ export interface MessagePublisher {
    */
   publishMany(messages: readonly OutboundMessage[]): Promise<void>;
 }
-export const MESSAGE_PUBLISHER = Symbol.for('seckill.MessagePublisher');
 
 /**
  * Delivers at least once. A batch is acknowledged only when the handler resolves; a handler that throws
@@ -39,4 +38,3 @@ export interface MessageSubscriber {
   ): Promise<void>;
   stop(): Promise<void>;
 }
-export const MESSAGE_SUBSCRIBER = Symbol.for('seckill.MessageSubscriber');

@@ -54,4 +54,3 @@ export interface OrderReadModel {
   /** Every order of a product with one of these statuses. */
   findByProduct(productId: number, statuses: readonly OrderStatus[]): Promise<OrderView[]>;
 }
-export const ORDER_READ_MODEL = Symbol.for('seckill.OrderReadModel');

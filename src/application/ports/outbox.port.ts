@@ -56,4 +56,3 @@ export interface Outbox {
    */
   countOpen(): Promise<Record<OpenOutboxStatus, number>>;
 }
-export const OUTBOX = Symbol.for('seckill.Outbox');

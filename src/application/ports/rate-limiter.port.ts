@@ -20,4 +20,3 @@ export type RateBudgets = Readonly<{
   /** reads (an order, its event stream, a product) per buyer, or per client address when anonymous */
   read: RateLimiter | null;
 }>;
-export const RATE_BUDGETS = Symbol.for('seckill.RateBudgets');

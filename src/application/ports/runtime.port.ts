@@ -4,23 +4,21 @@ export interface Clock {
   /** Resolves after ms; a test clock may resolve at once and move time on. */
   sleep(ms: number): Promise<void>;
 }
-export const CLOCK = Symbol.for('seckill.Clock');
 
 export interface IdGenerator {
   next(): string;
 }
-export const ID_GENERATOR = Symbol.for('seckill.IdGenerator');
 
 export interface Logger {
   info(details: object, message: string): void;
   warn(details: object, message: string): void;
   error(details: object, message: string): void;
 }
-export const LOGGER = Symbol.for('seckill.Logger');
 
 export type CounterName =
   | 'order_answers'
   | 'gate_restore_failures'
+  | 'reservations_outcome_unknown'
   | 'reservations_recorded'
   | 'reservation_batches'
   | 'consumer_batches'
@@ -42,10 +40,8 @@ export interface Metrics {
   /** Sets a level that can go down as well as up. */
   gauge(name: GaugeName, value: number, labels?: Readonly<Record<string, string>>): void;
 }
-export const METRICS = Symbol.for('seckill.Metrics');
 
 export interface HealthCheck {
   readonly name: string;
   check(): Promise<void>;
 }
-export const HEALTH_CHECKS = Symbol.for('seckill.HealthChecks');

@@ -14,7 +14,6 @@ export type SalePathRedemption = 'REDEEMED' | 'UNKNOWN' | 'NOT_YOURS';
 export interface SalePaths {
   issue(userId: string, productId: number, ttlMs: number): Promise<SalePathGrant>;
 }
-export const SALE_PATHS = Symbol.for('seckill.SalePaths');
 
 /** 128 random bits, URL-safe: a token is guessed with no better odds than a UUID. */
 export const PATH_TOKEN_BYTES = 16;

@@ -14,4 +14,3 @@ export interface Scheduler {
   start(): Promise<void>;
   stop(): Promise<void>;
 }
-export const SCHEDULER = Symbol.for('seckill.Scheduler');

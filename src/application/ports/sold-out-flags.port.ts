@@ -10,4 +10,3 @@ export interface SoldOutFlags {
   /** Tells every instance that the product has stock again. */
   announceStockBack(productId: number): Promise<void>;
 }
-export const SOLD_OUT_FLAGS = Symbol.for('seckill.SoldOutFlags');

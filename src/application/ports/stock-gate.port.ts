@@ -128,4 +128,3 @@ export interface StockGate {
   /** Reservations the gate holds and has not restored: orderId → quantity. */
   held(productId: number): Promise<Map<string, number>>;
 }
-export const STOCK_GATE = Symbol.for('seckill.StockGate');

@@ -14,7 +14,6 @@ export interface StreamTickets {
    */
   redeem(ticket: string, orderId: string): Promise<string | null>;
 }
-export const STREAM_TICKETS = Symbol.for('seckill.StreamTickets');
 
 /** 128 random bits, URL-safe. */
 export const STREAM_TICKET_BYTES = 16;

@@ -15,4 +15,3 @@ export type TransactionalStores = Readonly<{
 export interface UnitOfWork {
   run<T>(work: (stores: TransactionalStores) => Promise<T>): Promise<T>;
 }
-export const UNIT_OF_WORK = Symbol.for('seckill.UnitOfWork');

@@ -8,7 +8,7 @@ import {
   type Violation,
 } from '../../domain/index.js';
 import type { Clock, EventStore, Inventory, OrderReadModel, StockGate } from '../ports/index.js';
-import { readStockBooks } from './stock-books.js';
+import { readStockBooks } from '../stock-books.js';
 
 export type AuditProductLine = Readonly<{
   productId: number;

@@ -1,37 +1,39 @@
 import {
   type OrderCommand,
+  type OrderEvent,
   type OrderState,
   orderStreamId,
   type ReleaseReason,
   userLimitRejection,
 } from '../../domain/index.js';
-import { type Loaded, retryOnConflict } from '../command-handler.js';
-import { correlationOf, messagesOf, parseReserved, type ReservedPayload } from '../messages.js';
-import { type OrderCommands, orderCommands, type OrderDecision, projectOrders } from '../order-stream.js';
-import type { OutboxDispatcher } from '../outbox-dispatcher.js';
-import type {
-  Clock,
-  IdGenerator,
-  InboundMessage,
-  Logger,
-  Metrics,
-  TransactionalStores,
-  UnitOfWork,
+import type { Loaded, WriteTransaction } from '../command-handler.js';
+import { correlationOf, parseReserved, type ReservedPayload, traceOf } from '../messages.js';
+import type { OrderCommands, OrderDecision } from '../order-stream.js';
+import {
+  type Clock,
+  type InboundMessage,
+  type Logger,
+  type Metrics,
+  NO_TRACING,
+  type Tracer,
+  type TransactionalStores,
 } from '../ports/index.js';
+import { Spans } from '../traced-messaging.js';
 
-/** A reservation read from Kafka, with the conversation it belongs to. */
-type Reservation = ReservedPayload & Readonly<{ correlationId: string }>;
+/** A reservation read from Kafka, with the conversation it belongs to and the buyer's trace, if sampled. */
+type Reservation = ReservedPayload & Readonly<{ correlationId: string; traceparent?: string }>;
 type Candidate = Readonly<{ order: Reservation; loaded: Loaded<OrderState> }>;
+type OrderWrite = WriteTransaction<OrderCommand, OrderEvent, OrderState>;
 
 export type CommitReservationsDeps = Readonly<{
-  unitOfWork: UnitOfWork;
-  dispatcher: OutboxDispatcher;
+  orders: OrderCommands;
   clock: Clock;
-  ids: IdGenerator;
   logger: Logger;
   metrics: Metrics;
   /** one transaction and one conditional decrement per product and batch; else one per reservation */
   mergeDecrements: boolean;
+  /** a span per transaction in each of its orders' traces (none when absent) */
+  tracer?: Tracer;
 }>;
 
 /**
@@ -42,17 +44,18 @@ export type CommitReservationsDeps = Readonly<{
  * order is skipped.
  */
 export class CommitReservations {
-  private readonly orders: OrderCommands;
-
-  constructor(private readonly deps: CommitReservationsDeps) {
-    this.orders = orderCommands(deps.ids);
-  }
+  constructor(private readonly deps: CommitReservationsDeps) {}
 
   async handle(messages: readonly InboundMessage[]): Promise<void> {
     const byProduct = new Map<number, Reservation[]>();
     for (const message of messages) {
       const payload = parseReserved(message);
-      const order = payload && { ...payload, correlationId: correlationOf(message, payload.messageId) };
+      const traceparent = this.deps.tracer?.enabled ? traceOf(message) : undefined;
+      const order = payload && {
+        ...payload,
+        correlationId: correlationOf(message, payload.messageId),
+        ...(traceparent === undefined ? {} : { traceparent }),
+      };
       if (!order) {
         this.deps.logger.error(
           { offset: message.offset, partition: message.partition },
@@ -71,71 +74,74 @@ export class CommitReservations {
 
   /** A stream that changed under it (a buyer's cancel) sends the whole transaction round again. */
   private async commitProduct(productId: number, orders: readonly Reservation[]): Promise<void> {
-    const now = this.deps.clock.now();
-    const outcome = await retryOnConflict(() =>
-      this.deps.unitOfWork.run(async (stores) => {
-        // the three reads at once: they queue on the transaction's connection without a turn of the event
-        // loop between them
-        const [product, candidates, held] = await Promise.all([
-          stores.inventory.get(productId),
-          this.undecided(stores, orders),
-          stores.orders.unitsHeldByUsers(
-            orders.map((o) => o.userId),
-            productId,
-            ['COMMITTED', 'PAID'],
-          ),
-        ]);
-        const releases: Array<Candidate & { reason: ReleaseReason }> = [];
-        const withinLimit: Candidate[] = [];
-        for (const candidate of candidates) {
-          const { userId, quantity } = candidate.order;
-          const units = held.get(userId) ?? 0;
-          if (!product || userLimitRejection(product, units, quantity)) {
-            releases.push({ ...candidate, reason: product ? 'LIMIT_EXCEEDED' : 'RESERVATION_FAILED' });
-            continue;
-          }
-          held.set(userId, units + quantity);
-          withinLimit.push(candidate);
-        }
-        const taken = await this.decrement(stores, productId, withinLimit);
-        const commits = withinLimit.filter((_, i) => taken[i]);
-        withinLimit.forEach((c, i) => {
-          if (!taken[i]) releases.push({ ...c, reason: 'SOLD_OUT' });
-        });
-        const decisions = [
-          ...commits.map((c) =>
-            this.decision(c, { type: 'CommitStock', orderId: c.order.orderId, now }, now),
-          ),
-          ...releases.map((r) =>
-            this.decision(
-              r,
-              { type: 'ReleaseReservation', orderId: r.order.orderId, reason: r.reason, now },
-              now,
-            ),
-          ),
-        ];
-        const messages = messagesOf(decisions.flatMap((d) => d.envelopes));
-        // the writes at once, likewise
-        await Promise.all([
-          this.orders.append(stores.events, decisions),
-          projectOrders(stores.orders, decisions),
-          stores.outbox.addMany(messages, now),
-          stores.outbox.markConsumedMany([...new Set(orders.map((o) => o.messageId))], now),
-        ]);
-        return { messages, committed: commits.length, released: releases.map((r) => r.reason) };
-      }),
+    const tracer = this.deps.tracer ?? NO_TRACING;
+    if (!tracer.enabled) return this.commitIn(productId, orders);
+    return tracer.batch(
+      Spans.COMMIT_TRANSACTION,
+      orders.map((o) => o.traceparent),
+      () => this.commitIn(productId, orders),
+      {
+        kind: 'client',
+        attributes: { 'seckill.product_id': productId, 'seckill.batch.orders': orders.length },
+      },
     );
+  }
+
+  private async commitIn(productId: number, orders: readonly Reservation[]): Promise<void> {
+    const now = this.deps.clock.now();
+    const outcome = await this.deps.orders.write(async (tx) => {
+      const { stores } = tx;
+      // the three reads at once: they queue on the transaction's connection without a turn of the event
+      // loop between them
+      const [product, candidates, held] = await Promise.all([
+        stores.inventory.get(productId),
+        this.undecided(tx, orders),
+        stores.orders.unitsHeldByUsers(
+          orders.map((o) => o.userId),
+          productId,
+          ['COMMITTED', 'PAID'],
+        ),
+      ]);
+      const releases: Array<Candidate & { reason: ReleaseReason }> = [];
+      const withinLimit: Candidate[] = [];
+      for (const candidate of candidates) {
+        const { userId, quantity } = candidate.order;
+        const units = held.get(userId) ?? 0;
+        if (!product || userLimitRejection(product, units, quantity)) {
+          releases.push({ ...candidate, reason: product ? 'LIMIT_EXCEEDED' : 'RESERVATION_FAILED' });
+          continue;
+        }
+        held.set(userId, units + quantity);
+        withinLimit.push(candidate);
+      }
+      const taken = await this.decrement(stores, productId, withinLimit);
+      const commits = withinLimit.filter((_, i) => taken[i]);
+      withinLimit.forEach((c, i) => {
+        if (!taken[i]) releases.push({ ...c, reason: 'SOLD_OUT' });
+      });
+      for (const c of commits)
+        this.decide(tx, c, { type: 'CommitStock', orderId: c.order.orderId, now }, now);
+      for (const r of releases)
+        this.decide(
+          tx,
+          r,
+          { type: 'ReleaseReservation', orderId: r.order.orderId, reason: r.reason, now },
+          now,
+        );
+      // the reservations' messages are consumed with the decisions, in the same go
+      tx.also(() => stores.outbox.markConsumedMany([...new Set(orders.map((o) => o.messageId))], now));
+      return { committed: commits.length, released: releases.map((r) => r.reason) };
+    });
     // counted once committed (a transaction that runs again must not count twice)
     this.deps.metrics.count('orders_committed', {}, outcome.committed);
     for (const reason of outcome.released) this.deps.metrics.count('orders_released', { reason });
-    this.deps.dispatcher.dispatchSoon(outcome.messages);
   }
 
   /** Skips orders already decided (a redelivery) and keeps the first copy of a duplicate in the batch. */
-  private async undecided(stores: TransactionalStores, orders: readonly Reservation[]): Promise<Candidate[]> {
+  private async undecided(tx: OrderWrite, orders: readonly Reservation[]): Promise<Candidate[]> {
     const firsts = new Map<string, Reservation>();
     for (const order of orders) if (!firsts.has(order.orderId)) firsts.set(order.orderId, order);
-    const loaded = await this.orders.load(stores.events, [...firsts.keys()].map(orderStreamId));
+    const loaded = await tx.load([...firsts.keys()].map(orderStreamId));
     const candidates: Candidate[] = [];
     for (const [orderId, order] of firsts) {
       const stream = loaded.get(orderStreamId(orderId))!;
@@ -160,11 +166,9 @@ export class CommitReservations {
   }
 
   /** The order's events carry the buyer's conversation on, caused by the reservation message. */
-  private decision(c: Candidate, command: OrderCommand, now: string): OrderDecision {
-    const { correlationId, messageId: causationId } = c.order;
-    return this.orders.decideOn(
-      { command, context: { occurredAt: now, correlationId, causationId } },
-      c.loaded,
-    );
+  private decide(tx: OrderWrite, c: Candidate, command: OrderCommand, now: string): OrderDecision {
+    const { correlationId, messageId: causationId, traceparent } = c.order;
+    const context = { occurredAt: now, correlationId, causationId, ...(traceparent ? { traceparent } : {}) };
+    return tx.decideOn({ command, context }, c.loaded);
   }
 }

@@ -1,16 +1,8 @@
 import { ProductNotListed } from '../../domain/index.js';
-import { type EventContext, retryOnConflict } from '../command-handler.js';
-import { type ProductCommands, productCommands } from '../order-stream.js';
+import type { EventContext } from '../command-handler.js';
+import type { ProductCommands } from '../order-stream.js';
 import type { ProductCatalog } from '../product-catalog.js';
-import type {
-  Clock,
-  IdGenerator,
-  Logger,
-  ProductRecord,
-  SoldOutFlags,
-  StockGate,
-  UnitOfWork,
-} from '../ports/index.js';
+import type { Clock, Logger, ProductRecord, SoldOutFlags, StockGate } from '../ports/index.js';
 
 export type ListProductInput = Readonly<{
   name: string;
@@ -27,29 +19,25 @@ export type ProductAnswer = ProductRecord & Readonly<{ gate: 'WARMED' | 'ALREADY
 
 /** Lists products and restocks them: MySQL and the product stream in one transaction, then the gate. */
 export class ManageProducts {
-  private readonly products: ProductCommands;
-
   constructor(
     private readonly deps: Readonly<{
-      unitOfWork: UnitOfWork;
+      products: ProductCommands;
       gate: StockGate;
       soldOut: SoldOutFlags;
       catalog: ProductCatalog;
       clock: Clock;
-      ids: IdGenerator;
       logger: Logger;
     }>,
-  ) {
-    this.products = productCommands(deps.ids);
-  }
+  ) {}
 
   async list(listing: ListProductInput, correlationId: string): Promise<ProductAnswer> {
     const input = { ...listing, requirePathToken: listing.requirePathToken ?? false };
     const now = this.deps.clock.now();
     const context: EventContext = { occurredAt: now, correlationId, causationId: correlationId };
-    const product = await this.deps.unitOfWork.run(async (stores) => {
-      const created = await stores.inventory.create(input);
-      await this.products.handle(stores.events, {
+    const product = await this.deps.products.write(async (tx) => {
+      // the product row gives the id the stream is named after
+      const created = await tx.stores.inventory.create(input);
+      await tx.decideOne({
         command: { type: 'ListProduct', productId: created.productId, ...input, now },
         context,
         isNew: true,
@@ -64,18 +52,13 @@ export class ManageProducts {
   async restock(productId: number, quantity: number, correlationId: string): Promise<ProductAnswer> {
     const now = this.deps.clock.now();
     const context: EventContext = { occurredAt: now, correlationId, causationId: correlationId };
-    const product = await retryOnConflict(() =>
-      this.deps.unitOfWork.run(async (stores) => {
-        await this.products.handle(stores.events, {
-          command: { type: 'AddStock', productId, quantity, now },
-          context,
-        });
-        await stores.inventory.increment(productId, quantity);
-        const record = await stores.inventory.get(productId);
-        if (!record) throw new ProductNotListed(productId);
-        return record;
-      }),
-    );
+    const product = await this.deps.products.write(async (tx) => {
+      await tx.decideOne({ command: { type: 'AddStock', productId, quantity, now }, context });
+      await tx.stores.inventory.increment(productId, quantity);
+      const record = await tx.stores.inventory.get(productId);
+      if (!record) throw new ProductNotListed(productId);
+      return record;
+    });
     const gateStock = await this.deps.gate.adjust(productId, quantity).catch((error: unknown) => {
       this.deps.logger.error(
         { productId, err: String(error) },

@@ -1,5 +1,5 @@
 import type { GroupCommitOptions } from '../group-commit.js';
-import type { OutboxDispatcher } from '../outbox-dispatcher.js';
+import type { OrderCommands } from '../order-stream.js';
 import {
   type OrderRejection,
   type PlaceOrderCommand,
@@ -18,8 +18,10 @@ import type {
   RateLimiter,
   SoldOutFlags,
   StockGate,
-  UnitOfWork,
+  Tracer,
 } from '../ports/index.js';
+import { NO_TRACING } from '../ports/index.js';
+import { Spans } from '../traced-messaging.js';
 
 export type { OrderRejectionCode, PlaceOrderCommand, PlaceOrderResult } from '../place-order/answers.js';
 export type { BudgetSize, OrderBudgets } from '../place-order/order-admission.js';
@@ -34,12 +36,11 @@ export type PlaceOrderDeps = Readonly<{
   gate: StockGate;
   /** where a repeated request looks for the order its key made */
   orders: Pick<OrderReadModel, 'get'>;
-  unitOfWork: UnitOfWork;
-  dispatcher: OutboxDispatcher;
+  /** where a reservation becomes an order: the order stream's command handler */
+  commands: OrderCommands;
   clock: Clock;
+  /** the orders' ids */
   ids: IdGenerator;
-  /** ids of the events the orders start with; `ids` when absent */
-  eventIds?: IdGenerator;
   logger: Logger;
   metrics: Metrics;
   lockLeaseMs: number;
@@ -51,6 +52,8 @@ export type PlaceOrderDeps = Readonly<{
   groupCommit: GroupCommitOptions;
   /** the most reservations of a sold-out product whose buyers are kept in process */
   soldOutBuyersMax?: number;
+  /** spans for the steps of an order (none when absent) */
+  tracer?: Tracer;
 }>;
 
 /**
@@ -62,10 +65,12 @@ export class PlaceOrder {
   private readonly admission: OrderAdmission;
   private readonly journal: ReservationJournal;
   private readonly replays: KeyReplay;
+  private readonly tracer: Tracer;
 
   constructor(private readonly deps: PlaceOrderDeps) {
+    this.tracer = deps.tracer ?? NO_TRACING;
     this.admission = new OrderAdmission(deps);
-    this.journal = new ReservationJournal({ ...deps, eventIds: deps.eventIds ?? deps.ids });
+    this.journal = new ReservationJournal({ ...deps, orders: deps.commands, tracer: this.tracer });
     this.replays = new KeyReplay(deps.orders, this.journal, deps.metrics);
   }
 
@@ -75,10 +80,25 @@ export class PlaceOrder {
   }
 
   async execute(cmd: PlaceOrderCommand): Promise<PlaceOrderResult> {
-    const admitted = await this.admission.check(cmd);
+    const { traceparent } = cmd;
+    const admitted =
+      traceparent === undefined
+        ? await this.admission.check(cmd)
+        : await this.tracer.child(Spans.ADMISSION, traceparent, () => this.admission.check(cmd));
     if (isRejection(admitted)) return admitted;
     const orderId = this.deps.ids.next();
-    const answer = await this.admission.attempt(cmd, admitted, orderId);
+    const answer =
+      traceparent === undefined
+        ? await this.admission.attempt(cmd, admitted, orderId)
+        : await this.tracer.child(
+            Spans.GATE,
+            traceparent,
+            () => this.admission.attempt(cmd, admitted, orderId),
+            {
+              kind: 'client',
+              attributes: { 'seckill.order_id': orderId, 'seckill.product_id': cmd.productId },
+            },
+          );
     if (!answer.ok) return this.admission.refusal(cmd, admitted, answer);
     // an ok answer holds the buyer's lock until the order is recorded or the repeat answered
     try {

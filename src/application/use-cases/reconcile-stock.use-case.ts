@@ -1,5 +1,4 @@
-import { retryOnConflict } from '../command-handler.js';
-import { type ProductCommands, productCommands } from '../order-stream.js';
+import type { ProductCommands } from '../order-stream.js';
 import type {
   Clock,
   IdGenerator,
@@ -9,9 +8,8 @@ import type {
   OrderReadModel,
   SoldOutFlags,
   StockGate,
-  UnitOfWork,
 } from '../ports/index.js';
-import { readStockBooks, type StockBooks, type StockReading } from './stock-books.js';
+import { readStockBooks, type StockBooks, type StockReading } from '../stock-books.js';
 
 export type ReconciliationAction = 'IN_STEP' | 'ADJUSTED' | 'REBUILT' | 'UNSETTLED';
 
@@ -44,22 +42,19 @@ export type ReconciliationReport = Readonly<{
 export class ReconcileStock {
   constructor(
     private readonly deps: Readonly<{
-      unitOfWork: UnitOfWork;
+      products: ProductCommands;
       inventory: Inventory;
       orders: OrderReadModel;
       gate: StockGate;
       soldOut: SoldOutFlags;
       clock: Clock;
+      /** names each run's conversation */
       ids: IdGenerator;
       logger: Logger;
       metrics: Metrics;
       settleMs: number;
     }>,
-  ) {
-    this.products = productCommands(deps.ids);
-  }
-
-  private readonly products: ProductCommands;
+  ) {}
 
   async run(): Promise<ReconciliationReport> {
     const startedAt = this.deps.clock.now();
@@ -144,21 +139,19 @@ export class ReconcileStock {
     const now = this.deps.clock.now();
     // a reconciliation run is its own conversation
     const correlationId = `reconcile-${this.deps.ids.next()}`;
-    await retryOnConflict(() =>
-      this.deps.unitOfWork.run(async (stores) => {
-        await this.products.handle(stores.events, {
-          command: {
-            type: 'RecordReconciliation',
-            productId,
-            gateBefore,
-            gateAfter,
-            mysqlStock: reading.mysqlStock,
-            inFlight: reading.inFlight,
-            now,
-          },
-          context: { occurredAt: now, correlationId, causationId: null },
-        });
-      }),
-    );
+    await this.deps.products.write(async (tx) => {
+      await tx.decideOne({
+        command: {
+          type: 'RecordReconciliation',
+          productId,
+          gateBefore,
+          gateAfter,
+          mysqlStock: reading.mysqlStock,
+          inFlight: reading.inFlight,
+          now,
+        },
+        context: { occurredAt: now, correlationId, causationId: null },
+      });
+    });
   }
 }

@@ -1,36 +1,30 @@
 import { type ReleaseReason, IllegalOrderTransition, OrderNotFound } from '../../domain/index.js';
-import { type EventContext, retryOnConflict } from '../command-handler.js';
-import { messagesOf } from '../messages.js';
-import { type OrderCommands, orderCommands, orderRows } from '../order-stream.js';
-import type { OutboxDispatcher } from '../outbox-dispatcher.js';
-import type {
-  Clock,
-  IdGenerator,
-  Logger,
-  StoredEvent,
-  OrderReadModel,
-  OrderView,
-  UnitOfWork,
+import type { EventContext } from '../command-handler.js';
+import { type OrderCommands, orderRows } from '../order-stream.js';
+import {
+  type Clock,
+  type Logger,
+  NO_TRACING,
+  type OrderReadModel,
+  type OrderView,
+  type StoredEvent,
+  type Tracer,
 } from '../ports/index.js';
+import { Spans } from '../traced-messaging.js';
 
 /**
  * Ends a reservation without a sale: by the buyer (CANCELLED) or by the payment timeout. Stock that MySQL had
  * committed goes back in the same transaction as the event; the gate gets its share through compensation.
  */
 export class ReleaseOrder {
-  private readonly commands: OrderCommands;
-
   constructor(
-    private readonly unitOfWork: UnitOfWork,
+    private readonly commands: OrderCommands,
     private readonly orders: OrderReadModel,
-    private readonly dispatcher: OutboxDispatcher,
     private readonly clock: Clock,
     private readonly logger: Logger,
     private readonly paymentTimeoutMs: number,
-    ids: IdGenerator,
-  ) {
-    this.commands = orderCommands(ids);
-  }
+    private readonly tracer: Tracer = NO_TRACING,
+  ) {}
 
   /** The owner cancels: the buyer's request is the conversation. Another user's order is answered as not found. */
   async cancel(userId: string, orderId: string, correlationId: string): Promise<OrderView> {
@@ -49,12 +43,20 @@ export class ReleaseOrder {
     const expired = await this.orders.findByStatus('COMMITTED', cutoff, limit);
     let released = 0;
     for (const order of expired) {
+      const startedAt = Date.now();
+      let trace: string | undefined;
       try {
         const now = this.clock.now();
-        const view = await this.release(order.orderId, 'PAYMENT_TIMEOUT', now, undefined, (history) =>
-          this.timeoutContext(history, now),
-        );
+        const view = await this.release(order.orderId, 'PAYMENT_TIMEOUT', now, undefined, (history) => {
+          const context = this.timeoutContext(history, now);
+          trace = context.traceparent;
+          return context;
+        });
         if (view.status === 'RELEASED') released += 1;
+        // the release in the buyer's trace, learned from the order's history as it was read
+        this.tracer.record(Spans.RELEASE, trace, startedAt, {
+          attributes: { 'seckill.order_id': order.orderId, 'seckill.release_reason': 'PAYMENT_TIMEOUT' },
+        });
       } catch (error) {
         // Paid in the meantime, or a concurrent change: the next scan looks again.
         if (!(error instanceof IllegalOrderTransition)) throw error;
@@ -71,10 +73,13 @@ export class ReleaseOrder {
   private timeoutContext(history: readonly StoredEvent[], now: string): EventContext {
     const first = history[0];
     const last = history.at(-1);
+    const traceparent = this.tracer.enabled ? (last?.traceparent ?? first?.traceparent) : undefined;
     return {
       occurredAt: now,
       correlationId: first?.correlationId ?? 'payment-timeout',
       causationId: last?.eventId ?? null,
+      // the buyer's trace goes on: the gate's share back (compensation) is part of it
+      ...(traceparent === undefined ? {} : { traceparent }),
     };
   }
 
@@ -85,31 +90,23 @@ export class ReleaseOrder {
     requestedBy: string | undefined,
     context: EventContext | ((history: readonly StoredEvent[]) => EventContext),
   ): Promise<OrderView> {
-    const { view, messages } = await retryOnConflict(() =>
-      this.unitOfWork.run(async (stores) => {
-        const decision = await this.commands.handle(stores.events, {
-          command: {
-            type: 'ReleaseReservation',
-            orderId,
-            reason,
-            now,
-            ...(requestedBy ? { requestedBy } : {}),
-          },
-          context,
-        });
-        for (const { event } of decision.envelopes)
-          if (event.type === 'ReservationReleased' && event.data.stockWasCommitted)
-            await stores.inventory.increment(event.data.productId, event.data.quantity);
-        const outbound = messagesOf(decision.envelopes);
-        const [row] = orderRows([decision]);
-        await Promise.all([
-          row ? stores.orders.upsert(row) : Promise.resolve(),
-          stores.outbox.addMany(outbound, now),
-        ]);
-        return { view: row ?? (await stores.orders.get(orderId)), messages: outbound };
-      }),
-    );
-    this.dispatcher.dispatchSoon(messages);
+    const view = await this.commands.write(async (tx) => {
+      const decision = await tx.decideOne({
+        command: {
+          type: 'ReleaseReservation',
+          orderId,
+          reason,
+          now,
+          ...(requestedBy ? { requestedBy } : {}),
+        },
+        context,
+      });
+      // the product's stock is its row: a unit MySQL had committed goes back with the event
+      for (const { event } of decision.envelopes)
+        if (event.type === 'ReservationReleased' && event.data.stockWasCommitted)
+          await tx.stores.inventory.increment(event.data.productId, event.data.quantity);
+      return orderRows([decision])[0] ?? (await tx.stores.orders.get(orderId));
+    });
     if (!view) throw new OrderNotFound(orderId);
     return view;
   }

@@ -7,7 +7,7 @@ import { MemoryInventory } from '../../../src/adapters/memory/memory-inventory.j
 import { MemoryOrderReadModel } from '../../../src/adapters/memory/memory-order-read-model.js';
 import { MemoryStockGate } from '../../../src/adapters/memory/memory-stock-gate.js';
 import { SystemClock } from '../../../src/adapters/system/system-clock.js';
-import { SyntheticHistory } from '../../../bench/lib/synthetic-history.js';
+import { SyntheticHistory } from '../../../scripts/history/synthetic-history.js';
 
 setFlagsFromString('--expose-gc');
 const gc = runInNewContext('gc') as () => void;

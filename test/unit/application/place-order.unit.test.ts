@@ -390,6 +390,40 @@ describe('PlaceOrder', () => {
       expect(await gate.stockLeft(productId)).toBe(4);
     });
 
+    it.each([
+      ['landed', true],
+      ['never landed', false],
+    ] as const)(
+      'a commit left unanswered (%s) answers InfrastructureUnavailable and keeps the gate and the key: the repeat gets the one order',
+      async (_how, landed) => {
+        const { listProduct, gate, unitOfWork, placeOrder, metrics, order, db } = await start();
+        const productId = await listProduct({ stock: 5, perUserLimit: 2 });
+        const click = () =>
+          placeOrder.execute({
+            userId: 'alice',
+            productId,
+            quantity: 1,
+            correlationId: 'c',
+            idempotencyKey: 'k-1',
+          });
+        unitOfWork.commitUnanswered(landed);
+
+        await expect(click()).rejects.toBeInstanceOf(InfrastructureUnavailable);
+        expect(metrics.total('reservations_outcome_unknown')).toBe(1);
+        // the unit and the key stay: it may have landed, and giving them back would let the repeat make a second
+        expect(await gate.stockLeft(productId)).toBe(4);
+        const [orderId] = [...(await gate.held(productId)).keys()];
+
+        const repeat = await click();
+        expect(repeat).toEqual({ ok: true, orderId, status: 'RESERVED', replayed: true });
+        expect(await order(orderId!)).toMatchObject({ status: 'RESERVED', userId: 'alice' });
+        expect(metrics.total('idempotent_recoveries')).toBe(landed ? 0 : 1);
+        // one order, one unit, one reservation message, whichever way the first commit went
+        expect(await gate.stockLeft(productId)).toBe(4);
+        expect([...db.outbox.values()].filter((m) => m.orderId === orderId)).toHaveLength(1);
+      },
+    );
+
     it('a broker that refuses the publish leaves the row PENDING; the relay sends it later', async () => {
       const {
         listProduct,

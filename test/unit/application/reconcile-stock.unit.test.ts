@@ -383,7 +383,7 @@ describe('ReconcileStock', () => {
       await Promise.race([commit, new Promise<void>((resolve) => setImmediate(resolve))]);
     };
     const reconcile = new ReconcileStock({
-      unitOfWork: app.unitOfWork,
+      products: app.commands.products,
       inventory: app.inventory,
       orders,
       gate: app.gate,

@@ -81,6 +81,7 @@ describe('loadConfig: where the API listens', () => {
       'fd00::2',
       'example.com',
       '128.0.0.1',
+      '127.0.0.1.example.com',
       '::ffff:10.0.0.1',
     ]) {
       const refusal = refusalOf({ SECKILL_HOST: host });

@@ -11,13 +11,6 @@ describe('the metrics settings', () => {
     });
   });
 
-  it('take SECKILL_WORKER_METRICS_PORT as the metrics port, unless SECKILL_METRICS_PORT is set', () => {
-    expect(loadConfig({ SECKILL_WORKER_METRICS_PORT: '9464' }).metrics.port).toBe(9464);
-    expect(loadConfig({ SECKILL_WORKER_METRICS_PORT: '9464', SECKILL_METRICS_PORT: '0' }).metrics.port).toBe(
-      0,
-    );
-  });
-
   it('refuse a metrics token shorter than 16 characters or with spaces, naming the variable', () => {
     expect(loadConfig({ SECKILL_METRICS_TOKEN: 'sixteen-chars-ok' }).metrics.token).toBe('sixteen-chars-ok');
     for (const token of ['fifteen-chars-x', 'has a space in the middle']) {

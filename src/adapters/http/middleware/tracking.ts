@@ -4,7 +4,13 @@ import type { HttpObserver } from '../dependencies.js';
 import type { Principal } from '../tokens.js';
 
 /** What the middleware leaves on `res.locals` for the routes. */
-export type Locals = { correlationId: string; principal?: Principal; routeBase?: string };
+export type Locals = {
+  correlationId: string;
+  principal?: Principal;
+  routeBase?: string;
+  /** the request's span, when tracing is on and it is sampled */
+  traceparent?: string;
+};
 
 export const locals = (res: Response): Locals => res.locals as Locals;
 

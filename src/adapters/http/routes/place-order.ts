@@ -3,24 +3,13 @@ import type { RouteContext } from '../dependencies.js';
 import { AT_CAPACITY, retryAfterSeconds } from '../middleware/admission.js';
 import { isJson, NOT_JSON, readBody, validationProblem } from '../middleware/input.js';
 import { locals, type Track } from '../middleware/tracking.js';
+import { ORDER_REJECTIONS } from '../order-rejections.js';
 import { type Problem, sendProblem } from '../problem.js';
 import { IdempotencyKeyHeader, PlaceOrderBody } from '../schemas.js';
 import { API_HEADERS, setHeaders } from '../security-headers.js';
 import type { Principal } from '../tokens.js';
 
 export const ORDER_ROUTE = '/api/v1/seckill/orders';
-
-const REJECTION_STATUS = {
-  SOLD_OUT: 409,
-  LIMIT_EXCEEDED: 409,
-  SALE_NOT_ACTIVE: 409,
-  DUPLICATE_REQUEST: 429,
-  RATE_LIMITED: 429,
-  PRODUCT_NOT_FOUND: 404,
-  PATH_TOKEN_REQUIRED: 403,
-  PATH_TOKEN_INVALID: 403,
-  IDEMPOTENCY_KEY_REUSED: 422,
-} as const;
 
 const rejectionHeaders = (retryAfterMs: number | undefined, replayed: boolean) => {
   if (retryAfterMs === undefined && !replayed) return {};
@@ -112,6 +101,7 @@ const placeOrder = async (
     productId: body.data.productId,
     quantity: body.data.quantity,
     correlationId: locals(res).correlationId,
+    traceparent: locals(res).traceparent,
     clientAddress: () => req.ip,
     pathToken: body.data.pathToken,
     idempotencyKey: key?.data,
@@ -124,7 +114,7 @@ const placeOrder = async (
   }
   ctx.observer.orderAnswer(result.code);
   refused({
-    status: REJECTION_STATUS[result.code],
+    status: ORDER_REJECTIONS[result.code].status,
     code: result.code,
     detail: result.detail,
     ...rejectionHeaders(result.retryAfterMs, result.replayed === true),

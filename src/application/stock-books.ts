@@ -1,5 +1,5 @@
-import { expectedGateStock } from '../../domain/index.js';
-import type { Inventory, OrderReadModel, StockGate } from '../ports/index.js';
+import { expectedGateStock } from '../domain/index.js';
+import type { Inventory, OrderReadModel, StockGate } from './ports/index.js';
 
 export type StockReading = Readonly<{
   productId: number;
