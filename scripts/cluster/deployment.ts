@@ -71,10 +71,15 @@ export type ServiceNode = {
   child: ChildProcess;
 };
 
-/** This process's environment without the service's settings (`SECKILL_*`, `PORT`). */
+/**
+ * This process's environment without the service's settings (`SECKILL_*`, `PORT`) and OpenTelemetry's
+ * (`OTEL_*`): the deployment traces to its own Zipkin or not at all, never where a shell's variable points.
+ */
 const baseEnv = (): NodeJS.ProcessEnv =>
   Object.fromEntries(
-    Object.entries(process.env).filter(([name]) => !name.startsWith('SECKILL_') && name !== 'PORT'),
+    Object.entries(process.env).filter(
+      ([name]) => !name.startsWith('SECKILL_') && !name.startsWith('OTEL_') && name !== 'PORT',
+    ),
   );
 
 /** how long a service process or the balancer may take to be ready (four processes start on the same cores) */

@@ -6,6 +6,20 @@ import path from 'node:path';
 
 export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
+/** Whether a process of this id is running (a signal 0 reaches it). */
+export const alive = (pid: number): boolean => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+/** The `java` of JAVA_HOME when it is set, else the one on the PATH (the Kafka broker's and Zipkin's). */
+export const javaBin = (): string =>
+  process.env['JAVA_HOME'] ? path.join(process.env['JAVA_HOME'], 'bin', 'java') : 'java';
+
 /**
  * Resolves once `probe` answers true, asking every 100 ms for at most `timeoutMs`. A probe that rejects (a
  * server not answering yet) is asked again; one that throws at once (the process it waits for has exited) ends

@@ -20,6 +20,7 @@ import net from 'node:net';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { type Admin, Kafka, logLevel } from 'kafkajs';
+import { alive, javaBin } from '../cluster/processes.js';
 
 const run = promisify(execFile);
 
@@ -45,9 +46,6 @@ const projectRoot = (): string => {
 
 export const kafkaCacheDir = (): string =>
   process.env['SECKILL_KAFKA_CACHE'] ?? path.join(projectRoot(), '.cache', 'kafka');
-
-const javaBin = (): string =>
-  process.env['JAVA_HOME'] ? path.join(process.env['JAVA_HOME'], 'bin', 'java') : 'java';
 
 /** `java -version`'s first line, or null when there is no Java. */
 export const javaVersion = async (): Promise<string | null> => {
@@ -191,15 +189,6 @@ const serverProperties = (node: KafkaNode, voters: string, size: number): string
     'num.io.threads=4',
     '',
   ].join('\n');
-
-const alive = (pid: number): boolean => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 

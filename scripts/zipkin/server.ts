@@ -16,7 +16,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { freePort } from '../kafka/cluster.js';
-import { projectRoot, sleep, waitFor } from '../cluster/processes.js';
+import { alive, javaBin, projectRoot, sleep, waitFor } from '../cluster/processes.js';
 
 const run = promisify(execFile);
 
@@ -27,9 +27,6 @@ const toStderr: Say = (line) => process.stderr.write(`zipkin-server: ${line}\n`)
 
 export const zipkinCacheDir = (): string =>
   process.env['SECKILL_ZIPKIN_CACHE'] ?? path.join(projectRoot(), '.cache', 'zipkin');
-
-const javaBin = (): string =>
-  process.env['JAVA_HOME'] ? path.join(process.env['JAVA_HOME'], 'bin', 'java') : 'java';
 
 /** Zipkin's executable jar for `version`, fetched with Maven the first time (later calls reuse it). */
 export const fetchZipkin = async (version = DEFAULT_ZIPKIN_VERSION, say: Say = toStderr): Promise<string> => {
@@ -76,15 +73,6 @@ type State = Readonly<{ pid: number; port: number }>;
 
 const stateFile = (dir: string) => path.join(dir, 'zipkin.json');
 
-const alive = (pid: number): boolean => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
-
 /** Whether Zipkin answers its health check as up. */
 const healthy = async (url: string): Promise<boolean> => {
   const answer = await fetch(`${url}/health`, { signal: AbortSignal.timeout(2_000) });
@@ -109,7 +97,13 @@ export class ZipkinServer {
     const log = fs.openSync(path.join(dir, 'zipkin.log'), 'a');
     // C1 only and the serial collector: a server beside the service on the same cores, for a test or a demo
     const args = ['-Xmx384m', '-XX:+UseSerialGC', '-XX:TieredStopAtLevel=1', '-jar', jar];
-    const child = spawn(javaBin(), [...args, `--server.port=${port}`], {
+    // its one port on loopback alone: Zipkin's API takes spans from anyone who reaches it
+    const listen = [
+      `--armeria.ports[0].ip=127.0.0.1`,
+      `--armeria.ports[0].port=${port}`,
+      '--armeria.ports[0].protocols[0]=http',
+    ];
+    const child = spawn(javaBin(), [...args, ...listen], {
       detached: true,
       stdio: ['ignore', log, log],
       env: {

@@ -321,9 +321,11 @@ export const compose = (ports: Ports, config: CompositionConfig): Application =>
   };
 };
 
-/** A job's run as the root span of a trace of its own (sampled by ratio like any new trace). */
+/** A job's run as the root span of a trace of its own, drawn by ratio like any new trace. */
 const tracedJob = (tracer: Tracer, job: Job): Job => ({
   ...job,
   run: () =>
-    tracer.root(`${Spans.JOB} ${job.name}`, () => job.run(), { attributes: { 'seckill.job': job.name } }),
+    tracer.draw()
+      ? tracer.root(`${Spans.JOB} ${job.name}`, () => job.run(), { attributes: { 'seckill.job': job.name } })
+      : job.run(),
 });

@@ -51,6 +51,13 @@ const int = (fallback: number, min = 0) => z.coerce.number().int().min(min).defa
 /** `true` or `false`. */
 const flag = () => z.enum(['true', 'false']).transform((value) => value === 'true');
 
+/** An OpenTelemetry variable as given, trimmed; empty or unset: null (as OpenTelemetry's SDKs read them). */
+const otelVariable = () =>
+  z
+    .string()
+    .optional()
+    .transform((value) => value?.trim() || null);
+
 /**
  * `SECKILL_TRUST_PROXY` as express takes it: a hop count, true/false, or a list of addresses, subnets and
  * names (`loopback`, `uniquelocal`). false: no proxy is trusted, the socket's address is the client's.
@@ -265,19 +272,14 @@ export const SETTINGS = {
       z.coerce.number().min(0).max(1).nullable().default(null),
     ),
     serviceName: setting('SECKILL_OTEL_SERVICE_NAME', z.string().min(1).nullable().default(null)),
+    /** OpenTelemetry's own variables, as given (an empty one is unset): read only when they are used (otel-env.ts) */
     standard: {
-      disabled: setting('OTEL_SDK_DISABLED', flag().default(false)),
-      exporter: setting('OTEL_TRACES_EXPORTER', z.string().nullable().default(null)),
-      zipkinEndpoint: setting(
-        'OTEL_EXPORTER_ZIPKIN_ENDPOINT',
-        z.string().url().default('http://localhost:9411/api/v2/spans'),
-      ),
-      sampler: setting('OTEL_TRACES_SAMPLER', z.string().nullable().default(null)),
-      samplerArg: setting(
-        'OTEL_TRACES_SAMPLER_ARG',
-        z.coerce.number().min(0).max(1).nullable().default(null),
-      ),
-      serviceName: setting('OTEL_SERVICE_NAME', z.string().min(1).nullable().default(null)),
+      disabled: setting('OTEL_SDK_DISABLED', otelVariable()),
+      exporter: setting('OTEL_TRACES_EXPORTER', otelVariable()),
+      zipkinEndpoint: setting('OTEL_EXPORTER_ZIPKIN_ENDPOINT', otelVariable()),
+      sampler: setting('OTEL_TRACES_SAMPLER', otelVariable()),
+      samplerArg: setting('OTEL_TRACES_SAMPLER_ARG', otelVariable()),
+      serviceName: setting('OTEL_SERVICE_NAME', otelVariable()),
     },
   },
   /** the tracing the process runs with, worked out from the settings above (null: off) */

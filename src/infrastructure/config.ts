@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { type ConfigOf, type ParsedOf, placeValues, SETTINGS, settingsOf } from './config-settings.js';
+import { OtelVariableError, tracingFrom } from './otel-env.js';
 
 /** The service's configuration: the shape of SETTINGS (config-settings.ts), every value defined. */
 export type Config = ConfigOf<typeof SETTINGS>;
@@ -92,19 +93,17 @@ const parse = (env: NodeJS.ProcessEnv): Parsed => {
   return placeValues(parsed.data) as Parsed;
 };
 
-/** Reads the environment into a typed config; a bad value stops the process with the variable named. */
 /** Tracing's settings, the service's first, then OpenTelemetry's standard variables; null: off. */
 const tracingOf = ({ tracing }: Parsed): Config['tracingOn'] => {
-  const { standard } = tracing;
-  if (standard.disabled) return null;
-  const zipkinUrl =
-    tracing.zipkinUrl ?? (standard.exporter?.split(',').includes('zipkin') ? standard.zipkinEndpoint : null);
-  if (zipkinUrl === null) return null;
-  const byRatio = standard.sampler === 'traceidratio' || standard.sampler === 'parentbased_traceidratio';
-  const sampleRatio = tracing.sampleRatio ?? (byRatio ? standard.samplerArg : null) ?? 1;
-  return { zipkinUrl, sampleRatio, serviceName: tracing.serviceName ?? standard.serviceName };
+  try {
+    return tracingFrom(tracing, tracing.standard);
+  } catch (error) {
+    if (error instanceof OtelVariableError) throw new ConfigError(error.message);
+    throw error;
+  }
 };
 
+/** Reads the environment into a typed config; a bad value stops the process with the variable named. */
 export const loadConfig = (env: NodeJS.ProcessEnv = process.env): Config => {
   const p = parse(env);
   if (p.profile === 'real' && !p.jwtSecret)

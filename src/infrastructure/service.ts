@@ -33,6 +33,9 @@ const READINESS_MAX_AGE_MS = 1_000;
 
 export type Roles = Readonly<{ http: boolean; worker: boolean }>;
 
+/** how long a stopping service waits for its last spans to reach Zipkin */
+const TRACING_SHUTDOWN_MS = 3_000;
+
 /** how long a stopping service lets requests under way finish */
 const SHUTDOWN_GRACE_MS = 5_000;
 
@@ -52,7 +55,6 @@ const VERSION = ((): string => {
   return '0.0.0';
 })();
 
-/** What a process with these roles is called on the dashboard. */
 /** OpenTelemetry's SDK for this process when tracing is on; the process is named by its role by default. */
 const startTracing = (config: Config, role: InstanceRole, logger: AppLogger): OtelTracing | null => {
   const on = config.tracingOn;
@@ -62,6 +64,7 @@ const startTracing = (config: Config, role: InstanceRole, logger: AppLogger): Ot
   return startOtelTracing({ serviceName, zipkinUrl: on.zipkinUrl, sampleRatio: on.sampleRatio });
 };
 
+/** What a process with these roles is called on the dashboard. */
 const roleOf = (roles: Roles): InstanceRole => {
   if (roles.http && roles.worker) return 'all';
   return roles.http ? 'api' : 'worker';
@@ -218,6 +221,15 @@ export class SeckillService {
   }
 
   async close(): Promise<void> {
+    try {
+      await this.stopWork();
+    } finally {
+      // the last spans go to Zipkin, a failed stop's too; an unreachable Zipkin holds the exit up a few seconds at most
+      await this.stopTracing();
+    }
+  }
+
+  private async stopWork(): Promise<void> {
     // a reading under way ends before the connections it reads close
     await this.sampler.stop();
     await this.worker?.scheduler.stop();
@@ -234,8 +246,18 @@ export class SeckillService {
     // beating until the work under way is done: the dashboard shows the instance while it drains
     await this.heartbeat?.stop();
     await this.resources?.close();
-    // the last spans go to Zipkin
-    await this.tracing?.shutdown();
+  }
+
+  private async stopTracing(): Promise<void> {
+    const tracing = this.tracing;
+    this.tracing = null;
+    if (!tracing) return;
+    let timer: NodeJS.Timeout | undefined;
+    const limit = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, TRACING_SHUTDOWN_MS);
+    });
+    await Promise.race([tracing.shutdown().catch(() => undefined), limit]);
+    clearTimeout(timer);
   }
 
   private startHeartbeat(role: InstanceRole): void {

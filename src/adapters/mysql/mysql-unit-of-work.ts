@@ -11,7 +11,7 @@ import { MySqlInventory } from './mysql-inventory.js';
 import { MySqlOrderReadModel } from './mysql-order-read-model.js';
 import { MySqlOutbox } from './mysql-outbox.js';
 import { type MySqlSession, transactionSession, withDeadline } from './mysql-session.js';
-import { type DriverConnection, statementsOn } from './mysql-sql.js';
+import { type DriverConnection, type SqlStatements, statementsOn } from './mysql-sql.js';
 
 /** The client of the knex transaction MikroORM opens: it hands out the transaction's own driver connection. */
 type TransactionClient = Readonly<{ acquireConnection(): Promise<DriverConnection> }>;
@@ -85,6 +85,13 @@ export type CommitState = { sent: boolean; abandoned?: boolean };
 /**
  * One transaction on a forked EntityManager, with a session bound to its one connection; committed when the
  * work resolves before the deadline, rolled back otherwise.
+ *
+ * The stores queue their statements on the connection without waiting for each other, and InnoDB ends a
+ * transaction it picks as a deadlock victim (Galera's brute-force abort does the same) at the statement refused:
+ * with autocommit on, each statement queued behind it would then commit on its own — an order's row without its
+ * events, an outbox row marked consumed without its decision. So the transaction runs with autocommit off:
+ * what runs after such a refusal is a transaction of its own, which the rollback that follows the error throws
+ * away. Autocommit is back on before the connection returns to the pool.
  */
 export const inTransaction = async <T>(
   orm: MikroORM,
@@ -97,21 +104,25 @@ export const inTransaction = async <T>(
   // begin/commit rather than em.transactional: the latter opens an AsyncLocalStorage context, which puts
   // a hook on every promise and timer of the process from then on
   await em.begin();
+  let sql: SqlStatements | null = null;
   try {
     const transaction = em.getTransactionContext<Knex.Transaction>();
     if (!transaction) throw new Error('MikroORM opened no transaction');
     const connection = await (transaction.client as TransactionClient).acquireConnection();
-    const session = transactionSession({ em, sql: statementsOn(connection) }, expiresAt, timeoutMs);
+    sql = statementsOn(connection);
+    // queued ahead of the work's statements, answered before the commit
+    const autocommitOff = sql.query('SET autocommit = 0', []);
+    autocommitOff.catch(() => undefined);
+    const session = transactionSession({ em, sql }, expiresAt, timeoutMs);
     const result = await work(session);
+    await autocommitOff;
     // never commit after the deadline: the caller has been told the transaction failed
     await session.run('commit', () => Promise.resolve());
-    // the connection's commit, not em.commit(): that one flushes first, and a flush opens an
-    // AsyncLocalStorage context (the stores write with plain statements; there is nothing to flush)
     // no await between this check and the commit's sending: an answered caller's transaction never commits
     if (commit.abandoned) throw new Error('the transaction was abandoned at its deadline');
     commit.sent = true;
     try {
-      await em.getConnection('write').commit(transaction);
+      await Promise.all([sql.query('COMMIT', []), sql.query('SET autocommit = 1', [])]);
     } catch (error) {
       // refused (a deadlock victim, Galera's certification): it did not land, and it may run again
       if (isDeadlock(error)) throw error;
@@ -121,8 +132,19 @@ export const inTransaction = async <T>(
     } finally {
       commit.sent = false;
     }
+    // hands the connection back: the connection's commit, not em.commit() (that one flushes first, and a flush
+    // opens an AsyncLocalStorage context; the stores write with plain statements, there is nothing to flush)
+    // (committed already: a failure here loses the connection, not the transaction)
+    await em
+      .getConnection('write')
+      .commit(transaction)
+      .catch(() => undefined);
     return result;
   } catch (error) {
+    if (sql)
+      await Promise.all([sql.query('ROLLBACK', []), sql.query('SET autocommit = 1', [])]).catch(
+        () => undefined,
+      );
     if (em.getTransactionContext()) await em.rollback().catch(() => undefined);
     throw error;
   }

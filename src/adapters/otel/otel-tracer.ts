@@ -12,16 +12,22 @@ import {
 import { ZipkinExporter } from '@opentelemetry/exporter-zipkin';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import {
+  AlwaysOnSampler,
   BatchSpanProcessor,
   NodeTracerProvider,
   ParentBasedSampler,
   type Sampler,
-  SamplingDecision,
   type SpanExporter,
-  TraceIdRatioBasedSampler,
 } from '@opentelemetry/sdk-trace-node';
 import { ATTR_SERVICE_NAME } from '@opentelemetry/semantic-conventions';
-import type { ActiveSpan, SpanAttributes, SpanKind, SpanOptions, Tracer } from '../../application/index.js';
+import {
+  type ActiveSpan,
+  NO_SPAN,
+  type SpanAttributes,
+  type SpanKind,
+  type SpanOptions,
+  type Tracer,
+} from '../../application/index.js';
 
 const KINDS: Record<SpanKind, OtelKind> = {
   server: OtelKind.SERVER,
@@ -34,15 +40,15 @@ const KINDS: Record<SpanKind, OtelKind> = {
 const TRACEPARENT = /^00-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})$/;
 
 /**
- * The context a W3C traceparent names (an unreadable one names none: the root). `remote`: a caller's, whose
- * sampling decision the sampler does not take on trust; else one this deployment wrote (a message's, an order's).
+ * The context a W3C traceparent names; undefined for an unreadable one. `remote`: a caller's; else one this
+ * deployment wrote (a message's, an order's), whose sampled flag the sampler follows.
  */
-const contextOf = (traceparent: string | undefined, remote: boolean): Context => {
+const contextOf = (traceparent: string | undefined, remote: boolean): Context | undefined => {
   const [, traceId, spanId, flags] = TRACEPARENT.exec(traceparent ?? '') ?? [];
-  if (traceId === undefined || spanId === undefined || flags === undefined) return ROOT_CONTEXT;
+  if (traceId === undefined || spanId === undefined || flags === undefined) return undefined;
   const traceFlags = parseInt(flags, 16) & TraceFlags.SAMPLED;
   const spanContext = { traceId, spanId, traceFlags, isRemote: remote };
-  return isSpanContextValid(spanContext) ? trace.setSpanContext(ROOT_CONTEXT, spanContext) : ROOT_CONTEXT;
+  return isSpanContextValid(spanContext) ? trace.setSpanContext(ROOT_CONTEXT, spanContext) : undefined;
 };
 
 /** A span's traceparent when it is sampled: only a sampled trace is carried on. */
@@ -61,20 +67,27 @@ const failed = (span: Span, error: unknown): void => {
 
 /**
  * The application's spans on OpenTelemetry's API. Every span is started with its parent named (no ambient
- * context: Node 20's AsyncLocalStorage would tax every promise of every request, traced or not), and a span that
- * is not sampled costs its sampler's decision and nothing more.
+ * context: Node 20's AsyncLocalStorage would tax every promise of every request, traced or not). A new trace is
+ * drawn by `sampleRatio` before any span is made: an unsampled request costs one random number.
  */
 export class OtelTracer implements Tracer {
   readonly enabled = true;
 
-  constructor(private readonly tracer: OtelTracerApi) {}
+  constructor(
+    private readonly tracer: OtelTracerApi,
+    private readonly sampleRatio: number,
+  ) {}
+
+  draw(): boolean {
+    return this.sampleRatio >= 1 || Math.random() < this.sampleRatio;
+  }
 
   root<T>(
     name: string,
     fn: (span: ActiveSpan) => Promise<T>,
     options: SpanOptions & Readonly<{ caller?: string | undefined }> = {},
   ): Promise<T> {
-    return this.run(name, contextOf(options.caller, true), fn, options);
+    return this.run(name, contextOf(options.caller, true) ?? ROOT_CONTEXT, fn, options);
   }
 
   child<T>(
@@ -83,8 +96,9 @@ export class OtelTracer implements Tracer {
     fn: (span: ActiveSpan) => Promise<T>,
     options: SpanOptions = {},
   ): Promise<T> {
-    if (parent === undefined) return fn(NOT_RECORDED);
-    return this.run(name, contextOf(parent, false), fn, options);
+    const context = contextOf(parent, false);
+    if (context === undefined) return fn(NO_SPAN);
+    return this.run(name, context, fn, options);
   }
 
   async batch<T>(
@@ -124,6 +138,7 @@ export class OtelTracer implements Tracer {
       traceparent: traceparentOf(span),
       rename: (to) => span.updateName(to),
       set: (attributes: SpanAttributes) => span.setAttributes(attributes),
+      fail: (message) => span.setStatus({ code: SpanStatusCode.ERROR, message }),
     };
     try {
       return await fn(active);
@@ -135,49 +150,45 @@ export class OtelTracer implements Tracer {
     }
   }
 
-  /** One span per distinct parent, each in its parent's trace. */
+  /** One span per distinct readable parent, each in its parent's trace. */
   private startIn(
     name: string,
     parents: readonly (string | undefined)[],
     options: SpanOptions,
     startTime: number | undefined,
   ): Span[] {
-    const distinct = new Set<string>();
-    for (const parent of parents) if (parent !== undefined) distinct.add(parent);
+    const contexts = new Map<string, Context>();
+    for (const parent of parents) {
+      if (parent === undefined || contexts.has(parent)) continue;
+      const context = contextOf(parent, false);
+      if (context !== undefined) contexts.set(parent, context);
+    }
+    if (contexts.size === 0) return [];
     const started = {
       kind: KINDS[options.kind ?? 'internal'],
-      attributes: { ...options.attributes, 'seckill.batch.traces': distinct.size },
+      attributes: { ...options.attributes, 'seckill.batch.traces': contexts.size },
       startTime,
     };
-    return [...distinct].map((parent) => this.tracer.startSpan(name, started, contextOf(parent, false)));
+    return [...contexts.values()].map((context) => this.tracer.startSpan(name, started, context));
   }
 }
 
-const NOT_RECORDED: ActiveSpan = { traceparent: undefined, rename: () => undefined, set: () => undefined };
-
 /**
- * New traces by ratio, and so are callers' (a `traceparent` a client sent is no order to record); work carried on
- * from this deployment's own messages and orders keeps its trace's decision.
+ * The SDK's sampler under `OtelTracer`: a new trace, or a caller's, was drawn before its root span was asked for,
+ * so a root is always recorded, whatever flags a caller sent; work carried on from this deployment's own messages
+ * and orders keeps its trace's decision.
  */
-export const samplerFor = (ratio: number): Sampler => {
-  // a caller picks its trace id and flags: its requests are drawn at random, never by the id it chose
-  const drawn: Sampler = {
-    shouldSample: () => ({
-      decision: Math.random() < ratio ? SamplingDecision.RECORD_AND_SAMPLED : SamplingDecision.NOT_RECORD,
-    }),
-    toString: () => `RandomRatio{${ratio}}`,
-  };
-  return new ParentBasedSampler({
-    root: new TraceIdRatioBasedSampler(ratio),
-    remoteParentSampled: drawn,
-    remoteParentNotSampled: drawn,
+export const carriedOnSampler = (): Sampler =>
+  new ParentBasedSampler({
+    root: new AlwaysOnSampler(),
+    remoteParentSampled: new AlwaysOnSampler(),
+    remoteParentNotSampled: new AlwaysOnSampler(),
   });
-};
 
 export type OtelTracingOptions = Readonly<{
   /** the process, as the trace viewer names it */
   serviceName: string;
-  /** the share of new traces recorded, 0 to 1 */
+  /** the share of new traces recorded, 0 to 1 (drawn at random: never by a trace id a caller picked) */
   sampleRatio: number;
 }> &
   (
@@ -194,13 +205,13 @@ export type OtelTracing = Readonly<{
 
 /**
  * OpenTelemetry's SDK for this process: spans batched to Zipkin (or to `exporter`), new traces sampled by ratio
- * (`samplerFor`). The provider is this process's tracer's alone: nothing global is registered, and no context
+ * (`OtelTracer.draw`). The provider is this process's tracer's alone: nothing global is registered, and no context
  * manager (the trace context travels explicitly).
  */
 export const startOtelTracing = (options: OtelTracingOptions): OtelTracing => {
   const provider = new NodeTracerProvider({
     resource: resourceFromAttributes({ [ATTR_SERVICE_NAME]: options.serviceName }),
-    sampler: samplerFor(options.sampleRatio),
+    sampler: carriedOnSampler(),
     spanProcessors: [
       new BatchSpanProcessor(
         'exporter' in options ? options.exporter : new ZipkinExporter({ url: options.zipkinUrl }),
@@ -208,7 +219,7 @@ export const startOtelTracing = (options: OtelTracingOptions): OtelTracing => {
     ],
   });
   return {
-    tracer: new OtelTracer(provider.getTracer('seckill')),
+    tracer: new OtelTracer(provider.getTracer('seckill'), options.sampleRatio),
     flush: () => provider.forceFlush(),
     shutdown: () => provider.shutdown(),
   };

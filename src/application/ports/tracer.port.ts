@@ -11,6 +11,8 @@ export interface ActiveSpan {
   readonly traceparent: string | undefined;
   rename(name: string): void;
   set(attributes: SpanAttributes): void;
+  /** marks the span failed, with what went wrong (a 5xx answer, a connection cut before the answer) */
+  fail(message: string): void;
 }
 
 /**
@@ -25,15 +27,23 @@ export interface ActiveSpan {
 export interface Tracer {
   readonly enabled: boolean;
   /**
-   * Runs fn in a span that starts a trace (a request, a job's run), sampled by this service's ratio; `caller`:
-   * the `traceparent` a caller sent, whose trace it joins (its sampling decision is not taken on trust).
+   * Whether a new trace is to be recorded, drawn by this service's ratio (never with tracing off). Asked before
+   * anything is spent on a trace: an unsampled request or job run is a plain call, with no span at all. A
+   * caller's `traceparent` has no say: its flags and its trace id are the caller's to pick.
+   */
+  draw(): boolean;
+  /**
+   * Runs fn in a span that starts a recorded trace (a request, a job's run) that `draw` chose; `caller`: the
+   * `traceparent` a caller sent, whose trace it joins.
    */
   root<T>(
     name: string,
     fn: (span: ActiveSpan) => Promise<T>,
     options?: SpanOptions & Readonly<{ caller?: string | undefined }>,
   ): Promise<T>;
-  /** Runs fn in a span of the trace `parent` names; without a parent (unsampled, off), a plain call. */
+  /**
+   * Runs fn in a span of the trace `parent` names; without a readable parent (unsampled, off), a plain call.
+   */
   child<T>(
     name: string,
     parent: string | undefined,
@@ -57,11 +67,18 @@ export interface Tracer {
   record(name: string, parent: string | undefined, startedAt: number, options?: SpanOptions): void;
 }
 
-const NO_SPAN: ActiveSpan = { traceparent: undefined, rename: () => undefined, set: () => undefined };
+/** A span that records nothing: what an unsampled step runs in. */
+export const NO_SPAN: ActiveSpan = {
+  traceparent: undefined,
+  rename: () => undefined,
+  set: () => undefined,
+  fail: () => undefined,
+};
 
 /** Tracing off: nothing recorded, nothing carried. */
 export const NO_TRACING: Tracer = {
   enabled: false,
+  draw: () => false,
   root: (_name, fn) => fn(NO_SPAN),
   child: (_name, _parent, fn) => fn(NO_SPAN),
   batch: (_name, _parents, fn) => fn(),

@@ -45,6 +45,7 @@ export class ReleaseOrder {
     for (const order of expired) {
       const startedAt = Date.now();
       let trace: string | undefined;
+      let outcome = 'failed';
       try {
         const now = this.clock.now();
         const view = await this.release(order.orderId, 'PAYMENT_TIMEOUT', now, undefined, (history) => {
@@ -52,15 +53,22 @@ export class ReleaseOrder {
           trace = context.traceparent;
           return context;
         });
+        outcome = view.status === 'RELEASED' ? 'released' : 'unchanged';
         if (view.status === 'RELEASED') released += 1;
-        // the release in the buyer's trace, learned from the order's history as it was read
-        this.tracer.record(Spans.RELEASE, trace, startedAt, {
-          attributes: { 'seckill.order_id': order.orderId, 'seckill.release_reason': 'PAYMENT_TIMEOUT' },
-        });
       } catch (error) {
         // Paid in the meantime, or a concurrent change: the next scan looks again.
         if (!(error instanceof IllegalOrderTransition)) throw error;
+        outcome = 'changed';
         this.logger.info({ orderId: order.orderId }, 'order changed before its timeout release');
+      } finally {
+        // the release in the buyer's trace, learned from the order's history as it was read: a failed one too
+        this.tracer.record(Spans.RELEASE, trace, startedAt, {
+          attributes: {
+            'seckill.order_id': order.orderId,
+            'seckill.release_reason': 'PAYMENT_TIMEOUT',
+            'seckill.release_outcome': outcome,
+          },
+        });
       }
     }
     return released;

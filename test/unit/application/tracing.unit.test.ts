@@ -1,6 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import express from 'express';
+import { SpanStatusCode } from '@opentelemetry/api';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import {
   InMemorySpanExporter,
@@ -16,13 +17,13 @@ import {
 } from '../../../src/application/index.js';
 import { problemAnswers } from '../../../src/adapters/http/error-mapping.js';
 import { traceRequests } from '../../../src/adapters/http/middleware/tracing.js';
-import { requestTracker, trackRequests } from '../../../src/adapters/http/middleware/tracking.js';
+import { locals, requestTracker, trackRequests } from '../../../src/adapters/http/middleware/tracking.js';
 import { SequentialIds, SilentLogger } from '../../support/app-doubles.js';
 import { orderStreamId } from '../../../src/domain/index.js';
 import {
+  carriedOnSampler,
   OtelTracer,
   type OtelTracing,
-  samplerFor,
   startOtelTracing,
 } from '../../../src/adapters/otel/otel-tracer.js';
 import { type AppHarness, MINUTE, startApp } from '../../support/app-harness.js';
@@ -176,69 +177,84 @@ describe('tracing an order through the application', () => {
   });
 });
 
+/** An express app whose one route answers with the traceparent the request's span left for it (null: none). */
+const listen = async (tracer: Parameters<typeof traceRequests>[0]): Promise<Server> => {
+  const app = express();
+  app.use(traceRequests(tracer));
+  app.get('/order', (_req, res) => {
+    res.json({ traceparent: locals(res).traceparent ?? null });
+  });
+  const listening = createServer(app);
+  await new Promise<void>((resolve) => listening.listen(0, '127.0.0.1', resolve));
+  return listening;
+};
+
+const urlOf = (server: Server): string => `http://127.0.0.1:${(server.address() as AddressInfo).port}/order`;
+
 describe('sampling', () => {
-  // a tracer on a provider of its own that records no new trace: only what a trace carries on is recorded
+  // a tracer at ratio 0 on a provider of its own: no new trace drawn, only what a trace carries on is recorded
   const unsampled = new InMemorySpanExporter();
   const provider = new NodeTracerProvider({
-    sampler: samplerFor(0),
+    sampler: carriedOnSampler(),
     spanProcessors: [new SimpleSpanProcessor(unsampled)],
   });
-  afterEach(() => unsampled.reset());
-  const tracer = new OtelTracer(provider.getTracer('sampling'));
+  const tracer = new OtelTracer(provider.getTracer('sampling'), 0);
   const sampledParent = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01';
-
-  it('records no new trace at ratio 0, and carries none on', async () => {
-    const carried = await tracer.root('POST /api/v1/seckill/orders', (span) =>
-      Promise.resolve(span.traceparent),
-    );
-    expect(carried).toBeUndefined();
-    expect(unsampled.getFinishedSpans()).toEqual([]);
+  let server: Server | null = null;
+  afterEach(async () => {
+    unsampled.reset();
+    const open = server;
+    server = null;
+    if (open) await new Promise((resolve) => open.close(resolve));
   });
 
-  it('does not take a caller word for it: a sampled caller traceparent is sampled by ratio like a new trace', async () => {
-    const carried = await tracer.root(
-      'POST /api/v1/seckill/orders',
-      (span) => Promise.resolve(span.traceparent),
-      {
-        caller: sampledParent,
-      },
-    );
-    expect(carried).toBeUndefined();
-    expect(unsampled.getFinishedSpans()).toEqual([]);
+  it('draws new traces at random by the ratio, none at 0 and every one at 1', () => {
+    const share = (ratio: number) => {
+      const drawing = new OtelTracer(provider.getTracer('draw'), ratio);
+      let drawn = 0;
+      for (let i = 0; i < 10_000; i++) if (drawing.draw()) drawn += 1;
+      return drawn / 10_000;
+    };
+    expect(share(0)).toBe(0);
+    expect(share(1)).toBe(1);
+    expect(share(0.25)).toBeGreaterThan(0.2);
+    expect(share(0.25)).toBeLessThan(0.3);
   });
 
-  it('is not made to record by a caller that picks a trace id every ratio sampler takes', async () => {
-    const chosen = '00-00000000000000000000000000000001-00f067aa0ba902b7-01';
-    const carried = await tracer.root(
-      'POST /api/v1/seckill/orders',
-      (span) => Promise.resolve(span.traceparent),
-      {
-        caller: chosen,
-      },
-    );
-    expect(carried).toBeUndefined();
+  it('records no request it did not draw, whatever traceparent the caller sends', async () => {
+    server = await listen(tracer);
+    const callers = [
+      undefined,
+      // a caller that says its trace is sampled, and one that picks a trace id every ratio sampler takes
+      sampledParent,
+      '00-00000000000000000000000000000001-00f067aa0ba902b7-01',
+    ];
+    for (const traceparent of callers) {
+      const answer = await fetch(urlOf(server), { headers: traceparent ? { traceparent } : {} });
+      expect(await answer.json()).toEqual({ traceparent: null });
+    }
     expect(unsampled.getFinishedSpans()).toEqual([]);
   });
 
   it('keeps recording a trace this deployment carried on (a message, an order)', async () => {
     const carried = await tracer.child('consume', sampledParent, (span) => Promise.resolve(span.traceparent));
     expect(carried).toMatch(/^00-0af7651916cd43dd8448eb211c80319c-[0-9a-f]{16}-01$/);
+    await tracer.batch('commit', [sampledParent, sampledParent, undefined], () => Promise.resolve());
     expect(unsampled.getFinishedSpans().map((s) => [s.name, s.parentSpanContext?.spanId])).toEqual([
       ['consume', 'b7ad6b7169203331'],
+      ['commit', 'b7ad6b7169203331'],
     ]);
   });
 
-  it('starts a new trace from an unreadable traceparent, sampled by ratio', async () => {
-    const carried = await tracer.child('consume', 'garbage', (span) => Promise.resolve(span.traceparent));
-    expect(carried).toBeUndefined();
-    expect(unsampled.getFinishedSpans()).toEqual([]);
-  });
-
-  it('makes a plain call of a step whose trace is not sampled', async () => {
-    const carried = await tracer.child('gate.reserve', undefined, (span) =>
-      Promise.resolve(span.traceparent),
-    );
-    expect(carried).toBeUndefined();
+  it('makes a plain call of a step whose trace is not sampled or cannot be read', async () => {
+    const unreadable = ['garbage', '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-00', undefined];
+    for (const parent of unreadable) {
+      expect(await tracer.child('gate.reserve', parent, (span) => Promise.resolve(span.traceparent))).toBe(
+        undefined,
+      );
+      tracer.record('order.release', parent, Date.now());
+    }
+    await tracer.batch('commit', unreadable, () => Promise.resolve());
     expect(unsampled.getFinishedSpans()).toEqual([]);
   });
 });
@@ -276,5 +292,6 @@ describe('a 5xx answer in the logs', () => {
       span_id: request?.spanContext().spanId,
     });
     expect(request?.name).toBe('GET /fails');
+    expect(request?.status).toEqual({ code: SpanStatusCode.ERROR, message: 'answered 503' });
   });
 });

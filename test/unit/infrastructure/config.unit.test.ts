@@ -152,3 +152,96 @@ describe("loadConfig: the HTTP server's bounds", () => {
       expect(refusalOf({ [name]: value })?.message).toContain(name);
   });
 });
+
+describe('loadConfig: tracing, by the service’s variables or OpenTelemetry’s', () => {
+  const ZIPKIN = 'http://127.0.0.1:9411/api/v2/spans';
+  const tracingOf = (env: NodeJS.ProcessEnv) => loadConfig(env).tracingOn;
+
+  it('is off by default, and when the exporter list names none that is Zipkin', () => {
+    expect(tracingOf({})).toBeNull();
+    expect(tracingOf({ OTEL_TRACES_EXPORTER: 'none' })).toBeNull();
+    expect(tracingOf({ OTEL_TRACES_EXPORTER: 'otlp,console' })).toBeNull();
+  });
+
+  it('reads the exporter list trimmed and in any case, and the default Zipkin endpoint', () => {
+    expect(tracingOf({ OTEL_TRACES_EXPORTER: ' OTLP , Zipkin ' })).toEqual({
+      zipkinUrl: 'http://localhost:9411/api/v2/spans',
+      sampleRatio: 1,
+      serviceName: null,
+    });
+  });
+
+  it('takes an empty variable for an unset one', () => {
+    expect(
+      tracingOf({
+        OTEL_TRACES_EXPORTER: 'zipkin',
+        OTEL_EXPORTER_ZIPKIN_ENDPOINT: '',
+        OTEL_TRACES_SAMPLER: '',
+        OTEL_TRACES_SAMPLER_ARG: ' ',
+        OTEL_SERVICE_NAME: '',
+        OTEL_SDK_DISABLED: '',
+      }),
+    ).toEqual({ zipkinUrl: 'http://localhost:9411/api/v2/spans', sampleRatio: 1, serviceName: null });
+  });
+
+  it('is turned off by OTEL_SDK_DISABLED=true in any case, whatever else is set', () => {
+    for (const disabled of ['true', 'TRUE', ' True '])
+      expect(tracingOf({ SECKILL_OTEL_ZIPKIN_URL: ZIPKIN, OTEL_SDK_DISABLED: disabled })).toBeNull();
+    expect(tracingOf({ SECKILL_OTEL_ZIPKIN_URL: ZIPKIN, OTEL_SDK_DISABLED: 'false' })).not.toBeNull();
+  });
+
+  it('reads the share of new traces from each sampler OpenTelemetry names', () => {
+    const ratio = (sampler: string, arg?: string) =>
+      tracingOf({
+        OTEL_TRACES_EXPORTER: 'zipkin',
+        OTEL_TRACES_SAMPLER: sampler,
+        ...(arg === undefined ? {} : { OTEL_TRACES_SAMPLER_ARG: arg }),
+      })?.sampleRatio;
+    expect(ratio('always_on')).toBe(1);
+    expect(ratio('parentbased_always_on')).toBe(1);
+    expect(ratio('always_off')).toBe(0);
+    expect(ratio('ParentBased_Always_Off')).toBe(0);
+    expect(ratio('traceidratio', '0.1')).toBe(0.1);
+    expect(ratio('parentbased_traceidratio', '0.25')).toBe(0.25);
+    expect(ratio('traceidratio')).toBe(1);
+  });
+
+  it('lets the service’s own variables win where both are set', () => {
+    expect(
+      tracingOf({
+        SECKILL_OTEL_ZIPKIN_URL: ZIPKIN,
+        SECKILL_OTEL_SAMPLE_RATIO: '0.5',
+        SECKILL_OTEL_SERVICE_NAME: 'api-a',
+        OTEL_TRACES_EXPORTER: 'zipkin',
+        OTEL_EXPORTER_ZIPKIN_ENDPOINT: 'http://elsewhere:9411/api/v2/spans',
+        OTEL_TRACES_SAMPLER: 'always_off',
+        OTEL_SERVICE_NAME: 'other',
+      }),
+    ).toEqual({ zipkinUrl: ZIPKIN, sampleRatio: 0.5, serviceName: 'api-a' });
+  });
+
+  it('refuses a sampler it cannot honour, a ratio outside 0 to 1 and an endpoint that is no URL, naming the variable', () => {
+    const on = { OTEL_TRACES_EXPORTER: 'zipkin' };
+    expect(refusalOf({ ...on, OTEL_TRACES_SAMPLER: 'jaeger_remote' })?.message).toContain(
+      'OTEL_TRACES_SAMPLER="jaeger_remote"',
+    );
+    expect(
+      refusalOf({ ...on, OTEL_TRACES_SAMPLER: 'traceidratio', OTEL_TRACES_SAMPLER_ARG: '1.5' })?.message,
+    ).toContain('OTEL_TRACES_SAMPLER_ARG="1.5"');
+    expect(refusalOf({ ...on, OTEL_EXPORTER_ZIPKIN_ENDPOINT: 'not a url' })?.message).toContain(
+      'OTEL_EXPORTER_ZIPKIN_ENDPOINT',
+    );
+  });
+
+  it('does not read a variable that does not matter: bad ones stop nothing while tracing is off or overridden', () => {
+    const bad = {
+      OTEL_TRACES_SAMPLER: 'jaeger_remote',
+      OTEL_TRACES_SAMPLER_ARG: 'lots',
+      OTEL_EXPORTER_ZIPKIN_ENDPOINT: 'not a url',
+    };
+    expect(tracingOf(bad)).toBeNull();
+    expect(
+      tracingOf({ ...bad, SECKILL_OTEL_ZIPKIN_URL: ZIPKIN, SECKILL_OTEL_SAMPLE_RATIO: '0.1' })?.sampleRatio,
+    ).toBe(0.1);
+  });
+});

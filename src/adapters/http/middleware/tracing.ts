@@ -2,23 +2,28 @@ import type { RequestHandler, Response } from 'express';
 import type { Tracer } from '../../../application/index.js';
 import { locals } from './tracking.js';
 
-/** Resolves once the answer is sent, or the connection closes before it is. */
-const answered = (res: Response): Promise<void> =>
+/** Resolves once the answer is sent (true), or the connection closes before it is (false). */
+const answered = (res: Response): Promise<boolean> =>
   new Promise((resolve) => {
-    res.once('finish', resolve);
-    res.once('close', resolve);
+    res.once('finish', () => resolve(true));
+    res.once('close', () => resolve(res.writableFinished));
   });
 
 /**
- * A server span per request, in the caller's trace when it sends a `traceparent`. When it is sampled, its
- * traceparent is left on `res.locals` for the route: the order's gate call, its transaction and its messages
- * are its children, and a 5xx answer's log line names the trace. It is named by the route
- * express matched, as the metrics are, and carries the request's correlation id (`X-Request-Id`): the id in the
- * logs and the events finds the trace, and the trace the events.
+ * A server span per sampled request, in the caller's trace when it sends a `traceparent`; an unsampled request
+ * goes straight on, with nothing made for it. A sampled request's traceparent is left on `res.locals` for the
+ * route: the order's gate call, its transaction and its messages are its children, and a 5xx answer's log line
+ * names the trace. It is named by the route express matched, as the metrics are, carries the request's
+ * correlation id (`X-Request-Id`) — the id in the logs and the events finds the trace, and the trace the events
+ * — and is marked failed for a 5xx answer or a connection closed before the answer.
  */
 export const traceRequests =
   (tracer: Tracer): RequestHandler =>
   (req, res, next) => {
+    if (!tracer.draw()) {
+      next();
+      return;
+    }
     const caller = req.headers.traceparent;
     tracer
       .root(
@@ -30,7 +35,7 @@ export const traceRequests =
           } catch (error) {
             next(error);
           }
-          await answered(res);
+          const finished = await answered(res);
           const route = (req.route as { path?: string } | undefined)?.path;
           // the route's pattern, never the path a client made up: one name per route
           span.rename(
@@ -42,6 +47,8 @@ export const traceRequests =
             'http.response.status_code': res.statusCode,
             'seckill.correlation_id': locals(res).correlationId ?? '',
           });
+          if (!finished) span.fail('the connection closed before the answer was sent');
+          else if (res.statusCode >= 500) span.fail(`answered ${res.statusCode}`);
         },
         {
           kind: 'server',
