@@ -207,6 +207,30 @@ export default defineConfig(
     rules: { complexity: ['error', 15], 'max-depth': ['error', 4], strict: ['error', 'function'] },
   },
   {
+    // the buyer's page's script: plain browser JavaScript, loaded by a <script> tag, no build step
+    files: ['src/adapters/http/sale/**/*.js'],
+    extends: [js.configs.recommended],
+    languageOptions: {
+      sourceType: 'script',
+      globals: Object.fromEntries(
+        [
+          'AbortSignal',
+          'atob',
+          'crypto',
+          'document',
+          'EventSource',
+          'fetch',
+          'location',
+          'sessionStorage',
+          'setInterval',
+          'setTimeout',
+          'URL',
+        ].map((name) => [name, 'readonly']),
+      ),
+    },
+    rules: { complexity: ['error', 15], 'max-depth': ['error', 4], strict: ['error', 'function'] },
+  },
+  {
     // the build's own plain Node scripts (npm run build runs them after tsc)
     files: ['scripts/**/*.mjs'],
     extends: [js.configs.recommended],

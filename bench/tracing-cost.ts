@@ -1,11 +1,13 @@
 /**
  * `npm run bench:tracing`: what tracing costs the order path. On one Kafka node and one Zipkin server, the
- * service (`seckill serve` and `seckill worker`, a fresh database and Redis namespace each) is started twice —
- * tracing off, and tracing to Zipkin at SECKILL_OTEL_SAMPLE_RATIO 0.1 — beside bare express; with BENCH_BEFORE
- * (the `dist` folder of an earlier build) a third side runs that build, so that "off" is measured against the code
- * before tracing in the same run. The accept load (every order accepted) and the flood (a sold-out product) at
- * 256 connections, in alternated rounds; each load's median round stands for it. Prints answers per second and
- * the API process's CPU µs per answer, with the ratios, and writes bench/results/tracing.json.
+ * service (`seckill serve` and `seckill worker`, a fresh database and Redis namespace each) is started three
+ * times — tracing off, tracing to Zipkin at SECKILL_OTEL_SAMPLE_RATIO 0.1, and the same tracing to a null sink in
+ * this process (the service's cost without Zipkin's JVM on the same cores) — beside bare express; with
+ * BENCH_BEFORE (the `dist` folder of an earlier build) one more side runs that build, so that "off" is measured
+ * against the code before tracing in the same run. The accept load (every order accepted) and the flood (a
+ * sold-out product) at 256 connections, in alternated rounds; each load's median round stands for it. First, one
+ * flood request's tracing is timed in this process alone (off, on and not drawn, sampled). Prints answers per
+ * second and the API process's CPU µs per answer, with the ratios, and writes bench/results/tracing.json.
  *
  * Knobs: BENCH_SECONDS (8), BENCH_ROUNDS (3), BENCH_CONNECTIONS (256), BENCH_SAMPLE_RATIO (0.1), BENCH_BEFORE.
  */
@@ -20,6 +22,7 @@ import { startBenchBroker } from './lib/broker.js';
 import { drive, type LoadResult, perSecond } from './lib/cannon.js';
 import { cpuBetween, snapshot } from './lib/cpu.js';
 import { createDatabase, databaseUrl, dropDatabase, openAdmin } from './lib/mysql.js';
+import { floodTracingCost, nullSink } from './lib/span-cost.js';
 import { answers200, type Child, freePort, portAnnounced, runNode, startNode } from './lib/processes.js';
 import { ADMISSION_OFF, dropNamespace, listProduct, serviceEnv } from './lib/service.js';
 
@@ -81,9 +84,15 @@ const run = async () => {
       startBenchBroker(say, false, 1),
       ZipkinServer.start({ dir: path.join(ROOT, '.cache', 'zipkin', 'bench'), say }),
     ]);
+    const sink = await nullSink();
     cleanups.unshift(
       () => kafka.stop(),
       () => zipkin.stop(),
+      () => sink.close(),
+    );
+    const cost = await floodTracingCost();
+    say(
+      `one flood request's tracing in process: off ${cost.offMicros.toFixed(1)} µs, on and not drawn ${cost.unsampledMicros.toFixed(1)} µs, sampled ${cost.sampledMicros.toFixed(1)} µs CPU`,
     );
     const tokens = new JwtTokens(secret);
     const buyers = await Promise.all(
@@ -100,6 +109,12 @@ const run = async () => {
         name: `on ${SAMPLE_RATIO}`,
         main: MAIN,
         extra: { SECKILL_OTEL_ZIPKIN_URL: zipkin.spansUrl, SECKILL_OTEL_SAMPLE_RATIO: SAMPLE_RATIO },
+      },
+      // the same spans, sent where nothing is done with them: the service's cost without Zipkin's on the same cores
+      {
+        name: `sink ${SAMPLE_RATIO}`,
+        main: MAIN,
+        extra: { SECKILL_OTEL_ZIPKIN_URL: sink.url, SECKILL_OTEL_SAMPLE_RATIO: SAMPLE_RATIO },
       },
     ];
     const targets: Target[] = [];
@@ -197,17 +212,24 @@ const run = async () => {
     );
     const bareRate = figures['bare express']!.perSecond;
     const ratio = (a: number, b: number) => Math.round((a / b) * 100) / 100;
-    const on = `on ${SAMPLE_RATIO}`;
     const comparisons: Record<string, number> = {};
     for (const load of ['accept', 'flood']) {
       const off = figures[`off ${load}`]!;
-      const traced = figures[`${on} ${load}`]!;
       comparisons[`${load}: off × bare express`] = ratio(off.perSecond, bareRate);
-      comparisons[`${load}: ${SAMPLE_RATIO} / off, answers`] = ratio(traced.perSecond, off.perSecond);
-      comparisons[`${load}: ${SAMPLE_RATIO} / off, CPU per answer`] = ratio(
-        traced.cpuMicrosPerAnswer,
-        off.cpuMicrosPerAnswer,
-      );
+      for (const [to, side] of [
+        ['Zipkin', `on ${SAMPLE_RATIO}`],
+        ['null sink', `sink ${SAMPLE_RATIO}`],
+      ] as const) {
+        const traced = figures[`${side} ${load}`]!;
+        comparisons[`${load}: ${SAMPLE_RATIO} to ${to} / off, answers`] = ratio(
+          traced.perSecond,
+          off.perSecond,
+        );
+        comparisons[`${load}: ${SAMPLE_RATIO} to ${to} / off, CPU per answer`] = ratio(
+          traced.cpuMicrosPerAnswer,
+          off.cpuMicrosPerAnswer,
+        );
+      }
       const before = figures[`before ${load}`];
       if (before) {
         comparisons[`${load}: off / before, answers`] = ratio(off.perSecond, before.perSecond);
@@ -229,7 +251,7 @@ const run = async () => {
     await mkdir(path.dirname(file), { recursive: true });
     await writeFile(
       file,
-      `${JSON.stringify({ at: new Date().toISOString(), seconds: SECONDS, rounds: ROUNDS, connections: CONNECTIONS, sampleRatio: Number(SAMPLE_RATIO), figures, comparisons }, null, 2)}\n`,
+      `${JSON.stringify({ at: new Date().toISOString(), seconds: SECONDS, rounds: ROUNDS, connections: CONNECTIONS, sampleRatio: Number(SAMPLE_RATIO), floodTracingInProcess: cost, figures, comparisons }, null, 2)}\n`,
     );
     say(`written ${path.relative(ROOT, file)}`);
   } finally {

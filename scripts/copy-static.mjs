@@ -3,7 +3,7 @@
 // Each folder is copied afresh: a file deleted from src is gone from dist too.
 import { cpSync, rmSync } from 'node:fs';
 
-const FOLDERS = ['src/adapters/http/dashboard'];
+const FOLDERS = ['src/adapters/http/dashboard', 'src/adapters/http/sale'];
 
 const root = new URL('../', import.meta.url);
 for (const folder of FOLDERS) {

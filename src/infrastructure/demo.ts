@@ -29,7 +29,8 @@ export const demoBanner = (config: Config, url: string, productId: number): stri
         `WARNING: tokens are signed with the fixed development secret (SECKILL_JWT_SECRET unset): listening on ${config.host} only.`,
       ]
     : []),
-  `Get a token, ask for the sale path token (single use, ${config.pathTokenTtlMs / 1000} s), and buy with it:`,
+  `Buy it in a browser: ${url}/sale/${productId}${config.usingDevelopmentSecret ? ' (sign in with any buyer name: a demo sign-in)' : ' (with a buyer token from your identity provider)'}`,
+  `Or by hand: get a token, ask for the sale path token (single use, ${config.pathTokenTtlMs / 1000} s), and buy with it:`,
   '  TOKEN=$(npx seckill token --user 7)',
   `  PATH_TOKEN=$(curl -s -X POST ${url}/api/v1/seckill/products/${productId}/path -H "Authorization: Bearer $TOKEN" | sed 's/.*"pathToken":"\\([^"]*\\)".*/\\1/')`,
   `  curl -s -X POST ${url}/api/v1/seckill/orders -H "Authorization: Bearer $TOKEN" -H "Idempotency-Key: $(node -e 'console.log(crypto.randomUUID())')" \\`,

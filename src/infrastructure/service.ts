@@ -317,6 +317,8 @@ export class SeckillService {
       instance: `${hostname()}:${process.pid}`,
       metricsToken: this.config.metrics.token,
       tracer: app.ports.tracer,
+      // the development secret forces a loopback address (config.ts): the demo's sign-in is this machine's
+      devLogin: this.config.usingDevelopmentSecret && isLoopback(this.config.host),
     });
     const server = createHttpServer(this.config.httpServer, httpApp);
     server.on('clientError', answerUnreadableRequest);

@@ -7,6 +7,7 @@ import { keepRouteBase, requestTracker, trackRequests } from './middleware/track
 import { traceRequests } from './middleware/tracing.js';
 import { mountOps } from './ops.js';
 import { adminRouter } from './routes/admin.js';
+import { devLoginRouter } from './routes/dev-login.js';
 import { mountDocs } from './routes/docs.js';
 import { ordersRouter } from './routes/orders.js';
 import { ORDER_ROUTE, placeOrderRoute } from './routes/place-order.js';
@@ -18,6 +19,7 @@ const API_ROUTERS: ReadonlyArray<(ctx: RouteContext) => express.Router> = [
   ordersRouter,
   productsRouter,
   adminRouter,
+  devLoginRouter,
 ];
 
 /** The HTTP API (docs/api.md). The user is always the token's subject, never a field of the body. */

@@ -1,10 +1,9 @@
-import { createHash } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
-import { dirname, extname, join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type express from 'express';
 import { DASHBOARD_HEADERS, withHeaders } from './security-headers.js';
+import { sendFile, staticFiles } from './static-files.js';
 
 /**
  * The live sale dashboard: a static page (`dashboard/index.html`) that polls `GET /api/v1/admin/dashboard` once
@@ -44,57 +43,10 @@ export const DASHBOARD_FILES: ReadonlyMap<string, string> = new Map([
   ['/uPlot.iife.min.js', join(UPLOT_DIR, 'uPlot.iife.min.js')],
 ]);
 
-const CONTENT_TYPES: Readonly<Record<string, string>> = {
-  '.html': 'text/html; charset=utf-8',
-  '.css': 'text/css; charset=utf-8',
-  '.js': 'text/javascript; charset=utf-8',
-};
-
-type Loaded = Readonly<{ body: Buffer; type: string; etag: string }>;
-
-/**
- * Each file read once, at its first request, and kept: they change only with a new release of the service. A
- * file that cannot be read (a build that did not copy the folder) is a 500 that names it in the log, and is
- * read again at the next request.
- */
-const loaded = new Map<string, Promise<Loaded>>();
-const load = (path: string): Promise<Loaded> => {
-  let file = loaded.get(path);
-  if (!file) {
-    file = readFile(path).then((body) => ({
-      body,
-      type: CONTENT_TYPES[extname(path)] ?? 'application/octet-stream',
-      etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"`,
-    }));
-    file.catch(() => loaded.delete(path));
-    loaded.set(path, file);
-  }
-  return file;
-};
-
-/**
- * The file, with a strong ETag of its content and `no-cache`: the browser keeps it and asks each time whether
- * it is still the one (a 304 with no body when it is), so a new release is seen at the next load. The app's
- * own ETags are off (they would hash every JSON answer); res.send answers 304 to a matching If-None-Match.
- */
-const sendFile = (res: express.Response, next: express.NextFunction, path: string): void => {
-  load(path).then((file) => {
-    res.setHeader('Cache-Control', 'no-cache');
-    res.setHeader('ETag', file.etag);
-    res.type(file.type).send(file.body);
-  }, next);
-};
-
-const dashboardFiles: express.RequestHandler = (req, res, next) => {
-  const path = req.method === 'GET' || req.method === 'HEAD' ? DASHBOARD_FILES.get(req.path) : undefined;
-  if (path === undefined) next();
-  else sendFile(res, next, path);
-};
-
 /** `/dashboard` and its files, with the page's Content Security Policy (security-headers.ts). */
 export const mountDashboard = (app: express.Express): void => {
   // a mounted middleware sees the page itself as well as what lies under it
-  app.use('/dashboard', withHeaders(DASHBOARD_HEADERS), dashboardFiles);
+  app.use('/dashboard', withHeaders(DASHBOARD_HEADERS), staticFiles(DASHBOARD_FILES));
   app.get('/dashboard', (req, res, next) => {
     // the page's URLs are relative to /dashboard: at /dashboard/ they would point one level too deep
     if (req.path.endsWith('/')) res.redirect(301, '../dashboard');

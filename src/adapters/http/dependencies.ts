@@ -56,6 +56,11 @@ export type HttpDependencies = Readonly<{
   metricsToken: string | null;
   /** a server span per request when tracing is on (absent: off) */
   tracer?: Tracer;
+  /**
+   * `POST /api/v1/dev/login` hands out buyers' tokens (the buyer's page's demo sign-in): only where tokens are
+   * signed with the public development secret, on this machine alone
+   */
+  devLogin?: boolean;
 }>;
 
 /** What every route gets: the dependencies, and this process's order answer rates (counted by the order route,

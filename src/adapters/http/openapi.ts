@@ -391,6 +391,48 @@ const paths: ZodOpenApiPathsObject = {
       },
     },
   },
+  '/api/v1/dev/login': {
+    post: {
+      operationId: 'devLogin',
+      summary: "A buyer's token for the demo (development secret only)",
+      description:
+        "The buyer's page's demo sign-in. It exists only while tokens are signed with the public development " +
+        'secret (SECKILL_JWT_SECRET unset), when the service listens on this machine alone; with a secret of its ' +
+        "own the service answers 404 here, and buyers bring a token from the identity provider. A user's " +
+        'token for an hour, never an admin token.',
+      requestBody: {
+        content: json(z.strictObject({ userId: z.string().meta({ example: 'alice' }) })),
+      },
+      responses: {
+        '201': ok(
+          "the buyer's token",
+          z.object({
+            userId: z.string(),
+            token: z.string(),
+            expiresAt: z.string().meta({ format: 'date-time' }),
+          }),
+        ),
+        '400': badRequest,
+        '404': problem('NOT_FOUND: this service signs with a secret of its own and has no demo sign-in'),
+        '429': limited("RATE_LIMITED: the address's budget is spent"),
+      },
+    },
+  },
+  '/sale/{productId}': {
+    get: {
+      operationId: 'salePage',
+      summary: "The buyer's page (HTML)",
+      description:
+        'A countdown to the sale window, a buy button that asks for the sale path token and places the order ' +
+        "with an Idempotency-Key, and the order's fate followed live through its event stream (a stream " +
+        'ticket), with pay and cancel. Static files: `sale/sale.js` and `sale/sale.css` beside it.',
+      requestParams: { path: productPath },
+      responses: {
+        '200': { description: 'the page', content: { 'text/html': {} } },
+        '404': problem('NOT_FOUND: not a product id'),
+      },
+    },
+  },
   '/metrics': {
     get: {
       operationId: 'metrics',

@@ -1,12 +1,13 @@
 import type express from 'express';
 import swaggerUi from 'swagger-ui-express';
 import { mountDashboard } from '../dashboard-files.js';
+import { mountSalePage } from '../sale-page.js';
 import type { HttpDependencies } from '../dependencies.js';
 import { openApiDocument } from '../openapi.js';
 import { DOCS_HEADERS, withHeaders } from '../security-headers.js';
 
 /**
- * The pages for people: the OpenAPI document, Swagger UI on it, and the live sale dashboard. Each page has
+ * The pages for people: the OpenAPI document, Swagger UI on it, the live sale dashboard and the buyer's page. Each page has
  * the Content Security Policy it needs and no more (security-headers.ts).
  */
 export const mountDocs = (app: express.Express, deps: Pick<HttpDependencies, 'version'>): void => {
@@ -24,4 +25,6 @@ export const mountDocs = (app: express.Express, deps: Pick<HttpDependencies, 've
 
   // the dashboard's page and files (dashboard-files.ts)
   mountDashboard(app);
+  // the buyer's page (sale-page.ts)
+  mountSalePage(app);
 };
