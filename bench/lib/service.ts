@@ -143,7 +143,7 @@ export type Batching = Readonly<{
 }>;
 
 /** Scrapes one metrics listener (SECKILL_METRICS_PORT: on loopback, no credential). */
-const scrape = async (metricsBase: string): Promise<string> => {
+export const scrape = async (metricsBase: string): Promise<string> => {
   const response = await fetch(`${metricsBase}/metrics`);
   if (response.status !== 200) throw new Error(`${metricsBase}/metrics answered ${response.status}`);
   return response.text();

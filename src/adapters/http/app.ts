@@ -4,7 +4,7 @@ import type { HttpDependencies, RouteContext } from './dependencies.js';
 import { notFound, problemAnswers } from './error-mapping.js';
 import { InFlightBound } from './middleware/admission.js';
 import { keepRouteBase, requestTracker, trackRequests } from './middleware/tracking.js';
-import { traceRequests } from './middleware/tracing.js';
+import { traceRequests, tracedRoute } from './middleware/tracing.js';
 import { mountOps } from './ops.js';
 import { adminRouter } from './routes/admin.js';
 import { devLoginRouter } from './routes/dev-login.js';
@@ -38,10 +38,13 @@ export const createHttpApp = (deps: HttpDependencies): express.Express => {
   };
   const track = requestTracker(deps.ids, deps.observer);
 
-  // a span per request, around everything else (the order route's included), when tracing is on
-  if (deps.tracer?.enabled) app.use(traceRequests(deps.tracer));
-  // the flood's route first, ahead of every middleware the other routes go through (it sets API_HEADERS itself)
-  app.post(ORDER_ROUTE, placeOrderRoute(ctx, track));
+  const tracer = deps.tracer?.enabled ? deps.tracer : null;
+  // the flood's route first, ahead of every middleware the other routes go through (it sets API_HEADERS itself);
+  // when tracing is on, it draws its trace itself
+  const orderRoute = placeOrderRoute(ctx, track);
+  app.post(ORDER_ROUTE, tracer ? tracedRoute(tracer, orderRoute) : orderRoute);
+  // a span per request of every other route, around everything else
+  if (tracer) app.use(traceRequests(tracer));
   // helmet's headers on every answer; the pages of mountDocs replace the policy with their own
   app.use(withHeaders(API_HEADERS));
   app.use(trackRequests(track));

@@ -1,0 +1,302 @@
+/**
+ * `npm run bench:memory`: what the service's processes hold, under load and after it. On one Kafka node, the
+ * real profile's `seckill serve` and `seckill worker` (a fresh database and Redis namespace each) are started
+ * once per V8 setting compared (BENCH_MEMORY_FLAGS, `|` between settings, `,` between the flags of one; by
+ * default the service's own flags, then the same with 16 MB semi-spaces). Each is sampled — resident memory,
+ * heap used and heap total, read from its metrics port — at idle, at the end of an accept load (every order
+ * accepted, a fresh buyer per request), at the end of a flood (a sold-out product), and 30 s after the last
+ * load. Then the first setting runs the soak: BENCH_SOAK_SECONDS (300) of accept and flood in turns of 10 s, a
+ * fresh buyer per request, sampled every 10 s; its resident memory should be flat over the last 3 minutes.
+ * With BENCH_HEAP_SNAPSHOTS=1 the API writes a heap snapshot at idle, at the end of the loads and 30 s after
+ * (`--heapsnapshot-signal`, into bench/results/heap/): compare them by constructor in Chrome's DevTools.
+ * Writes bench/results/memory.json.
+ *
+ * Knobs: BENCH_MEMORY_FLAGS, BENCH_LOAD_SECONDS (30), BENCH_SOAK_SECONDS (300), BENCH_CONNECTIONS (256),
+ * BENCH_HEAP_SNAPSHOTS.
+ */
+import { randomUUID } from 'node:crypto';
+import { mkdir, readdir, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { JwtTokens } from '../src/adapters/http/tokens.js';
+import { SERVICE_NODE_FLAGS } from '../src/infrastructure/node-flags.js';
+import { startBenchBroker } from './lib/broker.js';
+import { drive, type LoadResult } from './lib/cannon.js';
+import { createDatabase, databaseUrl, dropDatabase, openAdmin } from './lib/mysql.js';
+import { answers200, type Child, freePort, runNode, startNode } from './lib/processes.js';
+import { ADMISSION_ON, dropNamespace, listProduct, metricSum, scrape, serviceEnv } from './lib/service.js';
+
+const env = (name: string, fallback: string) => process.env[name] ?? fallback;
+const LOAD_SECONDS = Number(env('BENCH_LOAD_SECONDS', '30'));
+const SOAK_SECONDS = Number(env('BENCH_SOAK_SECONDS', '300'));
+const CONNECTIONS = Number(env('BENCH_CONNECTIONS', '256'));
+const SNAPSHOTS = env('BENCH_HEAP_SNAPSHOTS', '') === '1';
+const SETTINGS: string[][] = env(
+  'BENCH_MEMORY_FLAGS',
+  `${SERVICE_NODE_FLAGS.join(',')}|${[...SERVICE_NODE_FLAGS.filter((f) => !f.startsWith('--max-semi-space-size')), '--max-semi-space-size=16'].join(',')}`,
+)
+  .split('|')
+  .map((setting) => setting.split(',').filter(Boolean));
+const AFTER_MS = 30_000;
+const SOAK_SAMPLE_MS = 10_000;
+/** the soak's window that must be flat: its last 3 minutes */
+const FLAT_WINDOW_MS = 180_000;
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const MAIN = fileURLToPath(new URL('../src/infrastructure/main.js', import.meta.url));
+const HEAP_DIR = path.join(ROOT, 'bench', 'results', 'heap');
+
+const say = (line: string) => process.stdout.write(`[memory] ${line}\n`);
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const MB = 1024 * 1024;
+
+type Memory = Readonly<{ rssMb: number; heapUsedMb: number; heapTotalMb: number }>;
+type Sample = Readonly<{ at: string; api: Memory; worker: Memory }>;
+
+const memoryOf = async (metrics: string): Promise<Memory> => {
+  const text = await scrape(metrics);
+  const mb = (name: string) => Math.round(metricSum(text, name) / MB);
+  return {
+    rssMb: mb('seckill_process_resident_memory_bytes'),
+    heapUsedMb: mb('seckill_nodejs_heap_size_used_bytes'),
+    heapTotalMb: mb('seckill_nodejs_heap_size_total_bytes'),
+  };
+};
+
+type Service = Readonly<{
+  base: string;
+  api: Child;
+  sample: (at: string) => Promise<Sample>;
+  snapshot: (label: string) => Promise<void>;
+  stop: () => Promise<void>;
+}>;
+
+/** Buyers' tokens, one per request of a load: no buyer is seen twice. */
+const freshBuyers = (tokens: JwtTokens) => {
+  let next = 0;
+  return (count: number): Promise<string[]> =>
+    Promise.all(Array.from({ length: count }, () => tokens.sign({ userId: `m-${next++}`, role: 'user' })));
+};
+
+/** Waits for a new heap snapshot in `dir` after the API was signalled to write one. */
+const snapshotWritten = async (dir: string, before: ReadonlySet<string>): Promise<string> => {
+  for (let waited = 0; waited < 120_000; waited += 250) {
+    const written = (await readdir(dir)).filter((f) => f.endsWith('.heapsnapshot') && !before.has(f));
+    if (written.length > 0) return written[0]!;
+    await sleep(250);
+  }
+  throw new Error('the API wrote no heap snapshot within 2 minutes');
+};
+
+const startService = async (
+  flags: readonly string[],
+  environment: NodeJS.ProcessEnv,
+  label: string,
+): Promise<Service> => {
+  const [apiPort, apiMetricsPort, workerMetricsPort] = [await freePort(), await freePort(), await freePort()];
+  const heapDir = path.join(HEAP_DIR, label);
+  if (SNAPSHOTS) await mkdir(heapDir, { recursive: true });
+  const api = startNode(
+    `${label}: serve`,
+    MAIN,
+    ['serve'],
+    { ...environment, PORT: String(apiPort), SECKILL_METRICS_PORT: String(apiMetricsPort) },
+    {
+      nodeArgs: [
+        ...flags,
+        ...(SNAPSHOTS ? ['--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${heapDir}`] : []),
+      ],
+    },
+  );
+  const worker = startNode(
+    `${label}: worker`,
+    MAIN,
+    ['worker'],
+    { ...environment, SECKILL_METRICS_PORT: String(workerMetricsPort) },
+    { nodeArgs: flags },
+  );
+  const base = `http://127.0.0.1:${apiPort}`;
+  const apiMetrics = `http://127.0.0.1:${apiMetricsPort}`;
+  const workerMetrics = `http://127.0.0.1:${workerMetricsPort}`;
+  await answers200(api, `${base}/readyz`);
+  await answers200(worker, `${workerMetrics}/readyz`);
+  return {
+    base,
+    api,
+    sample: async (at) => ({ at, api: await memoryOf(apiMetrics), worker: await memoryOf(workerMetrics) }),
+    snapshot: async (name) => {
+      if (!SNAPSHOTS) return;
+      const before = new Set(await readdir(heapDir));
+      api.process.kill('SIGUSR2');
+      say(
+        `  heap snapshot ${name}: ${path.join(path.relative(ROOT, heapDir), await snapshotWritten(heapDir, before))}`,
+      );
+    },
+    stop: async () => {
+      await Promise.all([api.stop(), worker.stop()]);
+    },
+  };
+};
+
+const show = (sample: Sample): string =>
+  `${sample.at.padEnd(22)} API ${sample.api.rssMb} MB resident, heap ${sample.api.heapUsedMb} of ${sample.api.heapTotalMb} MB; worker ${sample.worker.rssMb} MB, heap ${sample.worker.heapUsedMb} of ${sample.worker.heapTotalMb} MB`;
+
+type Phases = Readonly<{ flags: readonly string[]; samples: Sample[]; loads: Record<string, LoadResult> }>;
+
+/** Idle, accept, flood, 30 s after: the memory at each point, and what each load answered. */
+const phases = async (
+  service: Service,
+  flags: readonly string[],
+  buyers: (count: number) => Promise<string[]>,
+  products: Readonly<{ accept: number; flood: number }>,
+): Promise<Phases> => {
+  const samples: Sample[] = [];
+  const keep = async (at: string) => {
+    const sample = await service.sample(at);
+    samples.push(sample);
+    say(`  ${show(sample)}`);
+  };
+  await keep('idle');
+  await service.snapshot('idle');
+  const loads: Record<string, LoadResult> = {};
+  for (const [name, productId] of [
+    ['accept', products.accept],
+    ['flood', products.flood],
+  ] as const) {
+    // as many buyers as a load can send requests: each request a buyer of its own
+    const tokens = await buyers(LOAD_SECONDS * 6_000);
+    loads[name] = await drive({
+      url: service.base,
+      productId,
+      tokens,
+      connections: CONNECTIONS,
+      seconds: LOAD_SECONDS,
+    });
+    await keep(`end of ${name}`);
+  }
+  await service.snapshot('end of the loads');
+  await sleep(AFTER_MS);
+  await keep('30 s after');
+  await service.snapshot('30 s after');
+  return { flags, samples, loads };
+};
+
+/** Accept and flood in turns of 10 s for the soak's length, a fresh buyer per request, sampled every 10 s. */
+const soak = async (
+  service: Service,
+  buyers: (count: number) => Promise<string[]>,
+  products: Readonly<{ accept: number; flood: number }>,
+): Promise<{ samples: Sample[]; flatGrowth: number; answered: number }> => {
+  const samples: Sample[] = [];
+  let answered = 0;
+  const started = Date.now();
+  for (let turn = 0; Date.now() - started < SOAK_SECONDS * 1000; turn += 1) {
+    const tokens = await buyers(SOAK_SAMPLE_MS * 6);
+    const result = await drive({
+      url: service.base,
+      productId: turn % 2 === 0 ? products.accept : products.flood,
+      tokens,
+      connections: CONNECTIONS,
+      seconds: SOAK_SAMPLE_MS / 1000,
+    });
+    answered += result.answered;
+    const sample = await service.sample(`soak ${Math.round((Date.now() - started) / 1000)} s`);
+    samples.push(sample);
+    say(`  ${show(sample)} (${result.rps}/s)`);
+  }
+  // the last 3 minutes: growth from the first sample in that window to the last
+  const inWindow = samples.slice(-Math.round(FLAT_WINDOW_MS / SOAK_SAMPLE_MS) - 1);
+  const first = inWindow[0]!.api.rssMb;
+  const last = inWindow.at(-1)!.api.rssMb;
+  return { samples, flatGrowth: Math.round(((last - first) / first) * 1000) / 1000, answered };
+};
+
+const run = async () => {
+  const id = randomUUID().slice(0, 8);
+  const secret = `bench-${randomUUID()}-${randomUUID()}`;
+  const tokens = new JwtTokens(secret);
+  const buyers = freshBuyers(tokens);
+  const adminToken = await tokens.sign({ userId: 'bench-admin', role: 'admin' });
+  const admin = await openAdmin();
+  const kafka = await startBenchBroker(say, false, 1);
+  const results: Phases[] = [];
+  let soaked: Awaited<ReturnType<typeof soak>> | null = null;
+  try {
+    for (const [n, flags] of SETTINGS.entries()) {
+      const label = `setting-${n + 1}`;
+      const db = `seckill_bench_memory_${id}_${n}`;
+      const namespace = `bench-memory-${id}-${n}:`;
+      await createDatabase(admin, db);
+      const environment = serviceEnv({
+        secret,
+        mysqlUrl: databaseUrl(db),
+        namespace,
+        brokers: kafka.brokers,
+        admission: ADMISSION_ON,
+        extra: { ...kafka.env, SECKILL_KAFKA_NAMESPACE: `bench-memory-${id}-${n}` },
+      });
+      await runNode(MAIN, ['migrate'], environment);
+      say(`${label}: node ${flags.join(' ') || '(no flags)'}`);
+      const service = await startService(flags, environment, label);
+      try {
+        const products = {
+          accept: await listProduct(service.base, adminToken, 'memory accept', 50_000_000, 1),
+          flood: await listProduct(service.base, adminToken, 'memory flood', 1, 1),
+        };
+        // the flood's one unit goes first: from then on it is sold out
+        await drive({
+          url: service.base,
+          productId: products.flood,
+          tokens: await buyers(50),
+          connections: 4,
+          amount: 50,
+        });
+        results.push(await phases(service, flags, buyers, products));
+        if (n === 0 && SOAK_SECONDS > 0) {
+          say(`${label}: soak, ${SOAK_SECONDS} s`);
+          soaked = await soak(service, buyers, products);
+          say(
+            `${label}: resident memory over the soak's last 3 minutes grew ${(soaked.flatGrowth * 100).toFixed(1)} %`,
+          );
+        }
+      } finally {
+        await service.stop();
+        await dropDatabase(admin, db).catch(() => undefined);
+        await dropNamespace(namespace).catch(() => undefined);
+      }
+    }
+  } finally {
+    await kafka.stop();
+    await admin.end();
+  }
+  const file = path.join(ROOT, 'bench', 'results', 'memory.json');
+  await mkdir(path.dirname(file), { recursive: true });
+  await writeFile(
+    file,
+    `${JSON.stringify(
+      {
+        at: new Date().toISOString(),
+        loadSeconds: LOAD_SECONDS,
+        connections: CONNECTIONS,
+        settings: results.map((r) => ({
+          flags: r.flags,
+          samples: r.samples,
+          loads: Object.fromEntries(
+            Object.entries(r.loads).map(([k, l]) => [
+              k,
+              { rps: l.rps, statuses: l.statuses, p99Ms: l.p99Ms },
+            ]),
+          ),
+        })),
+        soak: soaked,
+      },
+      null,
+      2,
+    )}\n`,
+  );
+  say(`written ${path.relative(ROOT, file)}`);
+};
+
+run().catch((error: unknown) => {
+  process.stderr.write(`${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+  process.exit(1);
+});
