@@ -15,6 +15,14 @@ describe('JwtTokens', () => {
     expect(second).toEqual({ userId: 'alice', role: 'user' });
   });
 
+  it('keeps at most 10,000 verified tokens in memory, however many buyers come', async () => {
+    const tokens = new JwtTokens(SECRET);
+    const signer = new JwtTokens(SECRET, {}, 0);
+    for (let i = 0; i < 12_000; i += 1)
+      tokens.verifySync(`Bearer ${await signer.sign({ userId: `buyer-${i}`, role: 'user' })}`);
+    expect(tokens.remembered).toBe(10_000);
+  });
+
   it("refuses a token whose signature's last character is changed, even where the bytes it spells are the same", async () => {
     const tokens = new JwtTokens(SECRET);
     const token = await tokens.sign({ userId: 'mallory', role: 'user' });
