@@ -3,6 +3,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import { createServer } from 'node:net';
 import path from 'node:path';
+import { parseArgs } from 'node:util';
 
 export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -126,4 +127,22 @@ export const startHaproxy = async (
     60_000,
   );
   return haproxy;
+};
+
+/**
+ * A script's command line: `<command> [--name value]…`, each option named in `names` taking a value; the
+ * command is `fallback` when none is given. An unknown option, or one without its value, is an error.
+ */
+export const commandLine = <N extends string>(
+  argv: readonly string[],
+  names: readonly N[],
+  fallback: string,
+): { command: string; values: Partial<Record<N, string>> } => {
+  const { values, positionals } = parseArgs({
+    args: [...argv],
+    options: Object.fromEntries(names.map((name) => [name, { type: 'string' as const }])),
+    allowPositionals: true,
+    strict: true,
+  });
+  return { command: positionals.at(-1) ?? fallback, values: values as Partial<Record<N, string>> };
 };

@@ -20,7 +20,7 @@ import net from 'node:net';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { type Admin, Kafka, logLevel } from 'kafkajs';
-import { alive, javaBin } from '../cluster/processes.js';
+import { alive, commandLine, javaBin } from '../cluster/processes.js';
 
 const run = promisify(execFile);
 
@@ -499,22 +499,21 @@ export class KafkaCluster {
 type Cli = { command: string; brokers: number; port: number; dir: string | undefined; version: string };
 
 const parseCli = (argv: readonly string[]): Cli => {
-  const cli: Cli = { command: 'run', brokers: 3, port: 9092, dir: undefined, version: DEFAULT_KAFKA_VERSION };
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i]!;
-    const value = () => {
-      const next = argv[++i];
-      if (next === undefined) throw new Error(`${arg} needs a value`);
-      return next;
-    };
-    if (arg === '--brokers') cli.brokers = Number(value());
-    else if (arg === '--port') cli.port = Number(value());
-    else if (arg === '--dir') cli.dir = value();
-    else if (arg === '--version') cli.version = value();
-    else if (!arg.startsWith('-')) cli.command = arg;
-    else throw new Error(`unknown option ${arg}`);
-  }
-  return cli;
+  const defaults: Cli = {
+    command: 'run',
+    brokers: 3,
+    port: 9092,
+    dir: undefined,
+    version: DEFAULT_KAFKA_VERSION,
+  };
+  const { command, values } = commandLine(argv, ['brokers', 'port', 'dir', 'version'], defaults.command);
+  return {
+    command,
+    brokers: values.brokers === undefined ? defaults.brokers : Number(values.brokers),
+    port: values.port === undefined ? defaults.port : Number(values.port),
+    dir: values.dir,
+    version: values.version ?? defaults.version,
+  };
 };
 
 const main = async (argv: readonly string[]): Promise<void> => {

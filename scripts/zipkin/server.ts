@@ -16,7 +16,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { freePort } from '../kafka/cluster.js';
-import { alive, javaBin, projectRoot, sleep, waitFor } from '../cluster/processes.js';
+import { alive, commandLine, javaBin, projectRoot, sleep, waitFor } from '../cluster/processes.js';
 
 const run = promisify(execFile);
 
@@ -171,21 +171,14 @@ export class ZipkinServer {
 type Cli = { command: string; port: number; dir: string | undefined; version: string };
 
 const parseCli = (argv: readonly string[]): Cli => {
-  const cli: Cli = { command: 'run', port: 9411, dir: undefined, version: DEFAULT_ZIPKIN_VERSION };
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i]!;
-    const value = () => {
-      const next = argv[++i];
-      if (next === undefined) throw new Error(`${arg} needs a value`);
-      return next;
-    };
-    if (arg === '--port') cli.port = Number(value());
-    else if (arg === '--dir') cli.dir = value();
-    else if (arg === '--version') cli.version = value();
-    else if (!arg.startsWith('-')) cli.command = arg;
-    else throw new Error(`unknown option ${arg}`);
-  }
-  return cli;
+  const defaults: Cli = { command: 'run', port: 9411, dir: undefined, version: DEFAULT_ZIPKIN_VERSION };
+  const { command, values } = commandLine(argv, ['port', 'dir', 'version'], defaults.command);
+  return {
+    command,
+    port: values.port === undefined ? defaults.port : Number(values.port),
+    dir: values.dir,
+    version: values.version ?? defaults.version,
+  };
 };
 
 const main = async (argv: readonly string[]): Promise<void> => {

@@ -10,7 +10,12 @@ import type { SeckillService } from '../../src/infrastructure/service.js';
 import { runSimulation } from '../../src/client/simulate.js';
 import { KillableRegistry } from '../support/app-doubles.js';
 import { eventually } from '../support/contract-helpers.js';
-import { instanceStatusesOn, launchChromium, openDashboard } from '../support/dashboard-browser.js';
+import {
+  instanceStatusesOn,
+  launchChromium,
+  openDashboard,
+  watchedPage,
+} from '../support/dashboard-browser.js';
 import { ApiClient, startMemoryService } from '../support/e2e-service.js';
 import { drained, memoryDatabaseOf } from '../support/drained.js';
 
@@ -48,26 +53,6 @@ const shown = async (page: Page, productId: number, field: string): Promise<numb
   if ((await cell.count()) === 0) return null;
   const value = Number(((await cell.textContent()) ?? '').replaceAll(',', ''));
   return Number.isNaN(value) ? null : value;
-};
-
-/**
- * A page whose Content Security Policy violations are collected, both as the browser reports them to the page
- * (`securitypolicyviolation` events) and as it logs them on the console.
- */
-const watchedPage = async (context: BrowserContext): Promise<{ page: Page; violations: string[] }> => {
-  const violations: string[] = [];
-  const page = await context.newPage();
-  await page.exposeFunction('reportViolation', (what: string) => violations.push(what));
-  // an init script runs before the page's own and is not subject to its policy (in the browser's JavaScript:
-  // this project's TypeScript has no DOM types)
-  await page.addInitScript({
-    content: `document.addEventListener('securitypolicyviolation', (event) =>
-      window.reportViolation(event.violatedDirective + ' blocked ' + (event.blockedURI || 'inline code')));`,
-  });
-  page.on('console', (message) => {
-    if (message.text().includes('Content Security Policy')) violations.push(`console: ${message.text()}`);
-  });
-  return { page, violations };
 };
 
 describe('the live dashboard in a browser', () => {

@@ -1,8 +1,8 @@
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import type { SeckillService } from '../../src/infrastructure/service.js';
-import { launchChromium } from '../support/dashboard-browser.js';
+import { launchChromium, watchedPage } from '../support/dashboard-browser.js';
 import { ApiClient, startMemoryService } from '../support/e2e-service.js';
 import { memoryDatabaseOf } from '../support/drained.js';
 
@@ -10,22 +10,6 @@ const SCREENSHOT = fileURLToPath(new URL('../../docs/sale-page.png', import.meta
 
 /** how long after the listing the sale opens: the page counts it down */
 const OPENS_IN_MS = 6_000;
-
-/** A page whose Content Security Policy violations are collected, as the browser reports them and logs them. */
-const watchedPage = async (context: BrowserContext): Promise<{ page: Page; violations: string[] }> => {
-  const violations: string[] = [];
-  const page = await context.newPage();
-  await page.exposeFunction('reportViolation', (what: string) => violations.push(what));
-  // an init script runs before the page's own and is not subject to its policy
-  await page.addInitScript({
-    content: `document.addEventListener('securitypolicyviolation', (event) =>
-      window.reportViolation(event.violatedDirective + ' blocked ' + (event.blockedURI || 'inline code')));`,
-  });
-  page.on('console', (message) => {
-    if (message.text().includes('Content Security Policy')) violations.push(`console: ${message.text()}`);
-  });
-  return { page, violations };
-};
 
 const phaseOf = (page: Page): Promise<string | null> => page.getAttribute('body', 'data-phase');
 

@@ -1,4 +1,4 @@
-import { type Browser, chromium, type Page } from 'playwright-core';
+import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
 
 const CHROMIUM = process.env['CHROMIUM_PATH'] ?? '/usr/bin/chromium';
 
@@ -58,4 +58,24 @@ export const openDashboard = async (baseUrl: string, adminToken: string): Promis
     await browser.close();
     throw error;
   }
+};
+
+/**
+ * A page whose Content Security Policy violations are collected, both as the browser reports them to the page
+ * (`securitypolicyviolation` events) and as it logs them on the console.
+ */
+export const watchedPage = async (context: BrowserContext): Promise<{ page: Page; violations: string[] }> => {
+  const violations: string[] = [];
+  const page = await context.newPage();
+  await page.exposeFunction('reportViolation', (what: string) => violations.push(what));
+  // an init script runs before the page's own and is not subject to its policy (in the browser's JavaScript:
+  // this project's TypeScript has no DOM types)
+  await page.addInitScript({
+    content: `document.addEventListener('securitypolicyviolation', (event) =>
+      window.reportViolation(event.violatedDirective + ' blocked ' + (event.blockedURI || 'inline code')));`,
+  });
+  page.on('console', (message) => {
+    if (message.text().includes('Content Security Policy')) violations.push(`console: ${message.text()}`);
+  });
+  return { page, violations };
 };
