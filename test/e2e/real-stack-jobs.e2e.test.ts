@@ -209,5 +209,7 @@ describe('scheduled jobs and the audit on the real stack', () => {
     );
     expect(failed?.code).toBe(1);
     expect(failed?.stdout).toContain('MYSQL_STOCK_DRIFT');
-  });
+    // two `seckill audit` processes, each starting the real stack's clients: seconds alone, over a minute beside
+    // the scale tier on two cores
+  }, 180_000);
 });
