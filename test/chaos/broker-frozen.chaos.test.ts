@@ -45,7 +45,7 @@ describe('drill: the broker frozen and thawed while orders are being committed',
     }
     await drained(service, 120_000);
     for (const flood of [first, second])
-      expect(await flood.decide()).toEqual({ sold: 60, undecided: 0, maxUnitsPerBuyer: 1 });
+      expect(await flood.decide()).toEqual({ sold: 60, undecided: 0, maxUnitsPerBuyer: 1, released: {} });
     await expectOrdersAgree(stack.db, await expectBooksAgree(api, products), products);
   });
 });

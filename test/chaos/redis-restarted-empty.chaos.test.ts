@@ -96,8 +96,8 @@ describe('drill: Redis restarted empty', () => {
     expect(after.accepted).toHaveLength(70);
     await drained(worker, 120_000);
 
-    expect(await before.decide()).toEqual({ sold: 30, undecided: 0, maxUnitsPerBuyer: 1 });
-    expect(await after.decide()).toEqual({ sold: 70, undecided: 0, maxUnitsPerBuyer: 1 });
+    expect(await before.decide()).toEqual({ sold: 30, undecided: 0, maxUnitsPerBuyer: 1, released: {} });
+    expect(await after.decide()).toEqual({ sold: 70, undecided: 0, maxUnitsPerBuyer: 1, released: {} });
     const report = await expectBooksAgree(client, [productId]);
     expect(report.products.find((p) => p.productId === productId)).toMatchObject({
       sold: 100,

@@ -48,7 +48,7 @@ describe('the real stack when the broker freezes during the flood', () => {
     await drained(service, 120_000);
 
     const decided = await flood.decide();
-    expect(decided).toEqual({ sold: 100, undecided: 0, maxUnitsPerBuyer: 1 });
+    expect(decided).toEqual({ sold: 100, undecided: 0, maxUnitsPerBuyer: 1, released: {} });
     const audit = await api.request('GET', '/api/v1/admin/audit', {
       token: await api.token('auditor', 'admin'),
     });

@@ -60,7 +60,7 @@ describe('scheduled jobs and the audit on the real stack', () => {
 
     await stack!.broker.thaw();
     await drained(service, 120_000);
-    expect(await flood.decide()).toEqual({ sold: 20, undecided: 0, maxUnitsPerBuyer: 1 });
+    expect(await flood.decide()).toEqual({ sold: 20, undecided: 0, maxUnitsPerBuyer: 1, released: {} });
     const metrics = await fetch(`${service.metricsUrl}/metrics`).then((r) => r.text());
     expect(metrics).toMatch(/seckill_outbox_published_total\{topic="seckill.orders.reserved"\} \d+/);
   });

@@ -25,7 +25,19 @@ export type FloodResult = Readonly<{
   /** 503s and broken connections sent again with their Idempotency-Key, as a buyer's app does */
   retried: number;
   /** reads back every accepted order */
-  decide: () => Promise<{ sold: number; undecided: number; maxUnitsPerBuyer: number }>;
+  decide: () => Promise<Decided>;
+}>;
+
+/**
+ * What became of the accepted orders: units sold (committed or paid), orders still reserved, the most units
+ * one buyer holds, and the accepted orders released since, counted by reason (a buyer told "accepted" whose
+ * order was then released shows here, with why).
+ */
+export type Decided = Readonly<{
+  sold: number;
+  undecided: number;
+  maxUnitsPerBuyer: number;
+  released: Readonly<Record<string, number>>;
 }>;
 
 const EXPECTED = new Set(['ACCEPTED', 'SOLD_OUT', 'LIMIT_EXCEEDED', 'DUPLICATE_REQUEST']);
@@ -96,25 +108,38 @@ export const runFlood = async (api: ApiClient, options: FloodOptions): Promise<F
   const accepted = answers
     .filter(({ answer }) => answer.status === 202)
     .map(({ buyer, answer }) => ({ buyer, orderId: String(answer.body['orderId']) }));
-  const decide = async () => {
+  /** an order read as a buyer's app reads it: a 503 is read again a second later, anything but 200 is an error */
+  const readOrder = async (buyer: number, orderId: string): Promise<Record<string, unknown>> => {
+    for (let attempt = 0; ; attempt++) {
+      const answer = await api.request('GET', `/api/v1/orders/${orderId}`, { token: tokens[buyer]! });
+      if (answer.status === 200) return answer.body;
+      if (answer.status !== 503 || attempt === RETRIES)
+        throw new Error(`order ${orderId} read back ${answer.status}: ${JSON.stringify(answer.body)}`);
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+    }
+  };
+  const decide = async (): Promise<Decided> => {
     const orders = await inParallel(
-      accepted.map(({ buyer, orderId }) => async () => ({
-        buyer,
-        order: (await api.request('GET', `/api/v1/orders/${orderId}`, { token: tokens[buyer]! })).body,
-      })),
+      accepted.map(({ buyer, orderId }) => async () => ({ buyer, order: await readOrder(buyer, orderId) })),
       32,
     );
     const units = new Map<number, number>();
+    const released: Record<string, number> = {};
     let sold = 0;
     let undecided = 0;
     for (const { buyer, order } of orders) {
-      if (order['status'] === 'RESERVED') undecided += 1;
-      if (order['status'] !== 'COMMITTED' && order['status'] !== 'PAID') continue;
+      const status = String(order['status']);
+      if (status === 'RESERVED') undecided += 1;
+      if (status === 'RELEASED') {
+        const reason = String(order['reason']);
+        released[reason] = (released[reason] ?? 0) + 1;
+      }
+      if (status !== 'COMMITTED' && status !== 'PAID') continue;
       const quantity = Number(order['quantity']);
       sold += quantity;
       units.set(buyer, (units.get(buyer) ?? 0) + quantity);
     }
-    return { sold, undecided, maxUnitsPerBuyer: Math.max(0, ...units.values()) };
+    return { sold, undecided, maxUnitsPerBuyer: Math.max(0, ...units.values()), released };
   };
   return { answers, accepted, codes, unexpected, retried, decide };
 };
