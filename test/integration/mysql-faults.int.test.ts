@@ -190,6 +190,37 @@ describe('MariaDB that stops answering or goes down', () => {
     expect(await rows('product')).toBe(products + 1);
   });
 
+  it('answers a transaction committed as its deadline passed with its result, not the unavailable error', async () => {
+    const unitOfWork = new MySqlUnitOfWork(orm, TIMEOUT_MS);
+    const products = await rows('product');
+    // MariaDB answers the commit; what the transaction sends after it (the pool's hand-back) is held past the
+    // deadline, as a stalled event loop or network would hold it
+    proxy.freezeOn('COMMIT;');
+    const outcome = await unitOfWork
+      .run(async ({ inventory }) => {
+        const created = await inventory.create({
+          name: 'Committed at the deadline',
+          stock: 1,
+          perUserLimit: 1,
+          maxPerOrder: 1,
+          saleStartsAt: null,
+          saleEndsAt: null,
+        });
+        return created.productId;
+      })
+      .then(
+        (id) => ({ id }),
+        (error: unknown) => ({ error }),
+      );
+    // told "unavailable", a caller would undo what it did before (a gate gives the order's unit back) while the
+    // order stands in MySQL: a second order for the buyer's retry, one unit sold twice
+    expect(outcome).toEqual({ id: expect.any(Number) });
+    expect(await rows('product')).toBe(products + 1);
+    proxy.thaw();
+    await eventually(() => expect(busyConnections()).toBe(0), 5_000, 20);
+    expect(await rows('product')).toBe(products + 1);
+  });
+
   it('says the outcome is known when the transaction failed before its commit was sent', async () => {
     const unitOfWork = new MySqlUnitOfWork(orm, TIMEOUT_MS);
     const failure = unitOfWork

@@ -8,6 +8,9 @@ export class TcpProxy {
   private server: Server | null = null;
   private readonly pairs = new Set<[Socket, Socket]>();
   private frozen = false;
+  /** bytes from clients held back while frozen, each for its upstream */
+  private held: Array<[Socket, Buffer]> = [];
+  private freezeMarker: Buffer | null = null;
   port = 0;
 
   constructor(
@@ -32,8 +35,17 @@ export class TcpProxy {
     }
   }
 
+  /**
+   * Freezes as the first client bytes holding `marker` arrive (a statement's text): those bytes and everything
+   * after them are held until `thaw()`, what came before went through.
+   */
+  freezeOn(marker: string): void {
+    this.freezeMarker = Buffer.from(marker);
+  }
+
   thaw(): void {
     this.frozen = false;
+    for (const [upstream, chunk] of this.held.splice(0)) upstream.write(chunk);
     for (const [client, upstream] of this.pairs) {
       client.resume();
       upstream.resume();
@@ -56,7 +68,15 @@ export class TcpProxy {
     const upstream = connect(this.targetPort, this.targetHost);
     const pair: [Socket, Socket] = [client, upstream];
     this.pairs.add(pair);
-    client.pipe(upstream);
+    client.on('data', (chunk: Buffer) => {
+      if (this.freezeMarker && chunk.includes(this.freezeMarker)) {
+        this.freezeMarker = null;
+        this.freeze();
+      }
+      if (this.frozen) this.held.push([upstream, chunk]);
+      else upstream.write(chunk);
+    });
+    client.on('end', () => upstream.end());
     upstream.pipe(client);
     if (this.frozen) {
       client.pause();

@@ -25,6 +25,7 @@ type TransactionClient = Readonly<{ acquireConnection(): Promise<DriverConnectio
  * (the same error: another node's write came first), runs again (the work reads what it decides on inside the
  * transaction, so a second run decides afresh); one that keeps conflicting is unavailable. A commit sent and
  * never answered (the connection cut, the deadline passed meanwhile) is CommitOutcomeUnknown: it may have landed.
+ * A commit answered is the transaction's outcome, whatever the clock says by then.
  */
 export class MySqlUnitOfWork implements UnitOfWork {
   constructor(
@@ -49,9 +50,13 @@ export class MySqlUnitOfWork implements UnitOfWork {
         }
       }
     };
+    const attempt = attempts();
     try {
-      return await withDeadline('transaction', this.timeoutMs, attempts());
+      return await withDeadline('transaction', this.timeoutMs, attempt);
     } catch (error) {
+      // committed as the deadline passed: the transaction stands, and so does its answer (told "unavailable",
+      // a caller would undo what it did before, a gate's unit given back for an order that is recorded)
+      if (commit.landed) return attempt;
       // the caller is answered now: an attempt still running must never send its commit after this
       commit.abandoned = true;
       // the deadline passed while a commit was on its way: it may land after this answer
@@ -79,8 +84,11 @@ export class MySqlUnitOfWork implements UnitOfWork {
   }
 }
 
-/** Whether a transaction's commit is on its way now: sent, and not answered yet. */
-export type CommitState = { sent: boolean; abandoned?: boolean };
+/**
+ * Where a transaction's commit is: `sent` while it is on its way (sent, not answered yet), `landed` once MySQL
+ * answered it, `abandoned` once the caller was told the transaction failed (it must not be sent after that).
+ */
+export type CommitState = { sent: boolean; landed?: boolean; abandoned?: boolean };
 
 /**
  * One transaction on a forked EntityManager, with a session bound to its one connection; committed when the
@@ -132,10 +140,12 @@ export const inTransaction = async <T>(
     } finally {
       commit.sent = false;
     }
+    commit.landed = true;
     // hands the connection back: the connection's commit, not em.commit() (that one flushes first, and a flush
-    // opens an AsyncLocalStorage context; the stores write with plain statements, there is nothing to flush)
-    // (committed already: a failure here loses the connection, not the transaction)
-    await em
+    // opens an AsyncLocalStorage context; the stores write with plain statements, there is nothing to flush).
+    // Not awaited: the transaction has landed, and the caller's answer must not wait on one more round trip,
+    // past its deadline (a failure here loses the connection, not the transaction)
+    void em
       .getConnection('write')
       .commit(transaction)
       .catch(() => undefined);
