@@ -61,12 +61,14 @@ import {
   type Earlier,
   type Figures,
   type Latency,
+  type MemoryFigures,
   type Phase,
   type Ratios,
   ratiosOf,
   renderScaleOutRun,
   renderText,
   type ScaleOutRun,
+  type ServiceMemory,
   targetsOf,
   updateDoc,
 } from './lib/report.js';
@@ -92,6 +94,7 @@ import {
   call,
   dropNamespace,
   listProduct,
+  memoryOf,
   REDIS_URL,
   serviceEnv,
 } from './lib/service.js';
@@ -235,6 +238,8 @@ type Target = Readonly<{
   pid?: number;
   /** a fresh Idempotency-Key on every request */
   keyed?: boolean;
+  /** runs after each measured load of this target (the service's memory is sampled there) */
+  after?: () => Promise<void>;
 }>;
 
 /**
@@ -256,6 +261,7 @@ const measure = async (
       drive({ ...target, connections, seconds: SECONDS }),
     );
     await ended?.(result);
+    await target.after?.();
     results[connections] = result;
     say(`${label} ${describe(result)}; cores ${JSON.stringify(cpuUse[`${target.key} @${connections}`])}`);
   }
@@ -293,6 +299,7 @@ const alternated = async (
       const result = await withCpu(roundKey, load.target.pid, () =>
         drive({ ...load.target, connections: HEADLINE, seconds: SECONDS }),
       );
+      await load.target.after?.();
       (runs[key] ??= []).push({
         result,
         cpu: cpuUse[roundKey] ?? {},
@@ -379,6 +386,7 @@ type RealPhase = Readonly<{
   serviceLog: LogSummary;
   batching: Batching;
   burst: BurstResult;
+  memory: MemoryFigures;
   oversold: number;
   auditOk: boolean;
   auditViolations: string[];
@@ -494,6 +502,23 @@ const startService = async (env: NodeJS.ProcessEnv): Promise<Service> => {
   return { api, worker, base, apiMetrics, workerMetrics, stop };
 };
 
+/** How long after the last load the service's memory is sampled again (V8 gives memory back once it idles). */
+const MEMORY_AFTER_MS = 30_000;
+
+/** The service's memory: its API process's, and its worker's when that runs apart. */
+const serviceMemory = async (service: Service): Promise<ServiceMemory> => ({
+  api: await memoryOf(service.apiMetrics),
+  worker: service.worker ? await memoryOf(service.workerMetrics) : null,
+});
+
+const showMemory = ({ api, worker }: ServiceMemory): string =>
+  [
+    `API ${api.rssMb} MB resident, heap ${api.heapUsedMb} of ${api.heapTotalMb} MB`,
+    ...(worker
+      ? [`worker ${worker.rssMb} MB resident, heap ${worker.heapUsedMb} of ${worker.heapTotalMb} MB`]
+      : []),
+  ].join('; ');
+
 /** The pay/cancel burst on orders of a product of its own, once MySQL has committed them. */
 const burstPhase = async (base: string, run: Run, db: string, pid?: number): Promise<BurstResult> => {
   const productId = await listProduct(base, run.adminToken, 'bench burst', BURST.orders, 1);
@@ -562,6 +587,12 @@ const realService = async (
     await sellOut(base, floodId, run);
     // the worker has joined its groups and commits: the 100 sold are decided
     while ((await undecidedRows(run.admin, db)) > 0) await sleep(100);
+    const idle = await serviceMemory(service);
+    say(`memory at idle: ${showMemory(idle)}`);
+    const endOf: Record<string, ServiceMemory> = {};
+    const sampled = (key: string) => async () => {
+      endOf[key] = await serviceMemory(service);
+    };
     const pid = service.api.process.pid;
     const commitDuringAcceptPerSec: Record<string, number> = {};
     const duringAccept: Around = async (connections) => {
@@ -577,21 +608,51 @@ const realService = async (
       { label: 'bare express', target: bare.target },
       {
         label: 'flood (sold out)',
-        target: { key: 'flood', url: base, productId: floodId, tokens: run.tokens, pid },
+        target: {
+          key: 'flood',
+          url: base,
+          productId: floodId,
+          tokens: run.tokens,
+          pid,
+          after: sampled('flood'),
+        },
       },
       {
         label: 'keyed flood (sold out, a fresh Idempotency-Key per request)',
-        target: { key: 'keyedFlood', url: base, productId: floodId, tokens: run.tokens, pid, keyed: true },
+        target: {
+          key: 'keyedFlood',
+          url: base,
+          productId: floodId,
+          tokens: run.tokens,
+          pid,
+          keyed: true,
+          after: sampled('keyedFlood'),
+        },
       },
       {
         label: 'accept',
-        target: { key: 'accept', url: base, productId: acceptId, tokens: run.tokens, pid },
+        target: {
+          key: 'accept',
+          url: base,
+          productId: acceptId,
+          tokens: run.tokens,
+          pid,
+          after: sampled('accept'),
+        },
         accepted: true,
         around: duringAccept,
       },
       {
         label: 'keyed accept (a fresh Idempotency-Key per request)',
-        target: { key: 'keyedAccept', url: base, productId: acceptId, tokens: run.tokens, pid, keyed: true },
+        target: {
+          key: 'keyedAccept',
+          url: base,
+          productId: acceptId,
+          tokens: run.tokens,
+          pid,
+          keyed: true,
+          after: sampled('keyedAccept'),
+        },
         accepted: true,
       },
     ];
@@ -631,7 +692,13 @@ const realService = async (
     const batching = await batchingOf(service.apiMetrics, service.workerMetrics);
     say(`batching: ${JSON.stringify(batching)}`);
     const burst = await burstPhase(base, run, db, pid);
+    await sampled('burst')();
     const afterBurst = await drain(base, run, db);
+    for (const [load, sample] of Object.entries(endOf))
+      say(`memory at the end of ${load}: ${showMemory(sample)}`);
+    await sleep(MEMORY_AFTER_MS);
+    const after = await serviceMemory(service);
+    say(`memory ${MEMORY_AFTER_MS / 1000} s after the last load: ${showMemory(after)}`);
     const serviceLog = service.worker
       ? mergeLogs(service.api.logs(), service.worker.logs())
       : service.api.logs();
@@ -650,6 +717,7 @@ const realService = async (
       serviceLog,
       batching,
       burst,
+      memory: { idle, endOf, after, afterSeconds: MEMORY_AFTER_MS / 1000 },
     };
   } finally {
     unprobe();
@@ -1375,6 +1443,7 @@ const fullRun = async ({
     commitDuringAcceptPerSec: real.commitDuringAcceptPerSec,
     batching: real.batching,
     burst: real.burst,
+    memory: real.memory,
     serviceLog: real.serviceLog,
     accepted: real.accepted,
     drained: real.drained,

@@ -15,7 +15,7 @@
  * BENCH_HEAP_SNAPSHOTS.
  */
 import { randomUUID } from 'node:crypto';
-import { mkdir, readdir, writeFile } from 'node:fs/promises';
+import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { JwtTokens } from '../src/adapters/http/tokens.js';
@@ -23,8 +23,23 @@ import { SERVICE_NODE_FLAGS } from '../src/infrastructure/node-flags.js';
 import { startBenchBroker } from './lib/broker.js';
 import { drive, type LoadResult } from './lib/cannon.js';
 import { createDatabase, databaseUrl, dropDatabase, openAdmin } from './lib/mysql.js';
-import { answers200, type Child, freePort, runNode, startNode } from './lib/processes.js';
-import { ADMISSION_ON, dropNamespace, listProduct, metricSum, scrape, serviceEnv } from './lib/service.js';
+import {
+  answers200,
+  type Child,
+  freePort,
+  heapSnapshot,
+  heapSnapshotFlags,
+  runNode,
+  startNode,
+} from './lib/processes.js';
+import {
+  ADMISSION_ON,
+  dropNamespace,
+  listProduct,
+  type Memory,
+  memoryOf,
+  serviceEnv,
+} from './lib/service.js';
 
 const env = (name: string, fallback: string) => process.env[name] ?? fallback;
 const LOAD_SECONDS = Number(env('BENCH_LOAD_SECONDS', '30'));
@@ -47,20 +62,7 @@ const HEAP_DIR = path.join(ROOT, 'bench', 'results', 'heap');
 
 const say = (line: string) => process.stdout.write(`[memory] ${line}\n`);
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-const MB = 1024 * 1024;
-
-type Memory = Readonly<{ rssMb: number; heapUsedMb: number; heapTotalMb: number }>;
 type Sample = Readonly<{ at: string; api: Memory; worker: Memory }>;
-
-const memoryOf = async (metrics: string): Promise<Memory> => {
-  const text = await scrape(metrics);
-  const mb = (name: string) => Math.round(metricSum(text, name) / MB);
-  return {
-    rssMb: mb('seckill_process_resident_memory_bytes'),
-    heapUsedMb: mb('seckill_nodejs_heap_size_used_bytes'),
-    heapTotalMb: mb('seckill_nodejs_heap_size_total_bytes'),
-  };
-};
 
 type Service = Readonly<{
   base: string;
@@ -77,16 +79,6 @@ const freshBuyers = (tokens: JwtTokens) => {
     Promise.all(Array.from({ length: count }, () => tokens.sign({ userId: `m-${next++}`, role: 'user' })));
 };
 
-/** Waits for a new heap snapshot in `dir` after the API was signalled to write one. */
-const snapshotWritten = async (dir: string, before: ReadonlySet<string>): Promise<string> => {
-  for (let waited = 0; waited < 120_000; waited += 250) {
-    const written = (await readdir(dir)).filter((f) => f.endsWith('.heapsnapshot') && !before.has(f));
-    if (written.length > 0) return written[0]!;
-    await sleep(250);
-  }
-  throw new Error('the API wrote no heap snapshot within 2 minutes');
-};
-
 const startService = async (
   flags: readonly string[],
   environment: NodeJS.ProcessEnv,
@@ -101,10 +93,7 @@ const startService = async (
     ['serve'],
     { ...environment, PORT: String(apiPort), SECKILL_METRICS_PORT: String(apiMetricsPort) },
     {
-      nodeArgs: [
-        ...flags,
-        ...(SNAPSHOTS ? ['--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${heapDir}`] : []),
-      ],
+      nodeArgs: [...flags, ...(SNAPSHOTS ? heapSnapshotFlags(heapDir) : [])],
     },
   );
   const worker = startNode(
@@ -125,11 +114,8 @@ const startService = async (
     sample: async (at) => ({ at, api: await memoryOf(apiMetrics), worker: await memoryOf(workerMetrics) }),
     snapshot: async (name) => {
       if (!SNAPSHOTS) return;
-      const before = new Set(await readdir(heapDir));
-      api.process.kill('SIGUSR2');
-      say(
-        `  heap snapshot ${name}: ${path.join(path.relative(ROOT, heapDir), await snapshotWritten(heapDir, before))}`,
-      );
+      const file = await heapSnapshot(api, heapDir);
+      say(`  heap snapshot ${name}: ${path.join(path.relative(ROOT, heapDir), file)}`);
     },
     stop: async () => {
       await Promise.all([api.stop(), worker.stop()]);

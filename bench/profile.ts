@@ -10,7 +10,9 @@
  *
  * Knobs: PROFILE_SECONDS, PROFILE_CONNECTIONS, PROFILE_PHASE (accept | flood), PROFILE_SPLIT (true: the API
  * and a worker process, the API profiled), PROFILE_KEEP (a path to copy
- * the raw .cpuprofile to, for Chrome DevTools), BENCH_KAFKA (kafka | mock: librdkafka's mock cluster), BENCH_MYSQL_URL, SECKILL_REDIS_URL. Extra SECKILL_* settings for the service: PROFILE_ENV='{"SECKILL_GROUP_COMMIT_WAIT_MS":"2"}'.
+ * the raw .cpuprofile to, for Chrome DevTools), PROFILE_HEAP_SNAPSHOTS (1: the profiled process also writes heap
+ * snapshots — at idle, at the end of the load and once the backlog is decided — into a folder of bench/results/heap,
+ * to compare by constructor in Chrome's DevTools), BENCH_KAFKA (kafka | mock: librdkafka's mock cluster), BENCH_MYSQL_URL, SECKILL_REDIS_URL. Extra SECKILL_* settings for the service: PROFILE_ENV='{"SECKILL_GROUP_COMMIT_WAIT_MS":"2"}'.
  */
 import { randomUUID } from 'node:crypto';
 import { copyFile, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
@@ -23,7 +25,14 @@ import { drive } from './lib/cannon.js';
 import * as prettier from 'prettier';
 import { type ProfileRun, readProfile, renderProfileComparison, summarize } from './lib/cpu-profile.js';
 import { count, databaseUrl, dropDatabase, openAdmin } from './lib/mysql.js';
-import { answers200, freePort, runNode, startNode } from './lib/processes.js';
+import {
+  answers200,
+  freePort,
+  heapSnapshot,
+  heapSnapshotFlags,
+  runNode,
+  startNode,
+} from './lib/processes.js';
 import { ADMISSION_ON, batchingOf, call, dropNamespace, listProduct, serviceEnv } from './lib/service.js';
 import { startBenchBroker } from './lib/broker.js';
 
@@ -31,6 +40,7 @@ const SECONDS = Number(process.env['PROFILE_SECONDS'] ?? '10');
 const CONNECTIONS = Number(process.env['PROFILE_CONNECTIONS'] ?? '256');
 const PHASE = process.env['PROFILE_PHASE'] === 'flood' ? 'flood' : 'accept';
 const SPLIT = process.env['PROFILE_SPLIT'] === 'true';
+const HEAP_SNAPSHOTS = process.env['PROFILE_HEAP_SNAPSHOTS'] === '1';
 const EXTRA = JSON.parse(process.env['PROFILE_ENV'] ?? '{}') as Record<string, string>;
 const BUYERS = 10_000;
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -68,6 +78,8 @@ const tokens = await Promise.all(
 );
 const adminToken = await signer.sign({ userId: 'profile-admin', role: 'admin' }, 3600);
 const profileDir = await mkdtemp(join(tmpdir(), 'seckill-cpu-prof-'));
+const heapDir = `${ROOT}bench/results/heap/profile-${PHASE}${SPLIT ? '-split' : ''}`;
+if (HEAP_SNAPSHOTS) await mkdir(heapDir, { recursive: true });
 const admin = await openAdmin();
 const kafka = await startBenchBroker(
   (line) => process.stderr.write(`${line}\n`),
@@ -94,8 +106,20 @@ try {
     MAIN,
     [SPLIT ? 'serve' : 'all'],
     { ...env, PORT: String(port), SECKILL_METRICS_PORT: String(metricsPort) },
-    { graceMs: 60_000, nodeArgs: [...SERVICE_NODE_FLAGS, '--cpu-prof', `--cpu-prof-dir=${profileDir}`] },
+    {
+      graceMs: 60_000,
+      nodeArgs: [
+        ...SERVICE_NODE_FLAGS,
+        '--cpu-prof',
+        `--cpu-prof-dir=${profileDir}`,
+        ...(HEAP_SNAPSHOTS ? heapSnapshotFlags(heapDir) : []),
+      ],
+    },
   );
+  const snapshot = async (at: string) => {
+    if (!HEAP_SNAPSHOTS || !service) return;
+    say(`heap snapshot ${at}: ${join(heapDir.slice(ROOT.length), await heapSnapshot(service, heapDir))}`);
+  };
   const base = `http://127.0.0.1:${port}`;
   const metricsBase = `http://127.0.0.1:${metricsPort}`;
   const workerMetricsPort = await freePort();
@@ -117,14 +141,21 @@ try {
   await drive({ url: base, connections: 50, tokens, productId, seconds: 2 });
   const undecided = () => count(admin, `SELECT COUNT(*) FROM \`${db}\`.orders WHERE status = 'RESERVED'`);
   while ((await undecided()) > 0) await sleep(100);
+  await snapshot('at idle');
   const from = nowMicros();
   const load = await drive({ url: base, connections: CONNECTIONS, tokens, productId, seconds: SECONDS });
   const loadEnd = nowMicros();
   const backlogAtLoadEnd = await undecided();
   while ((await undecided()) > 0) await sleep(50);
   const to = nowMicros();
+  // taken after the load's figures: a snapshot stops the process for seconds
+  await snapshot('at the end of the load, the backlog decided');
   const audit = await call(`${base}/api/v1/admin/audit`, adminToken);
   const batching = await batchingOf(metricsBase, SPLIT ? workerMetricsBase : metricsBase);
+  if (HEAP_SNAPSHOTS) {
+    await sleep(30_000);
+    await snapshot('30 s later');
+  }
   await service.stop();
   const file = (await readdir(profileDir)).find((f) => f.endsWith('.cpuprofile'));
   if (!file) throw new Error(`the service wrote no profile in ${profileDir}:\n${service.output()}`);

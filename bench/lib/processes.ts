@@ -1,6 +1,8 @@
 /** Child processes of the benchmark: started with this Node, their output kept for errors, always stopped. */
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { readdir, stat } from 'node:fs/promises';
 import { createServer } from 'node:net';
+import path from 'node:path';
 import { promisify } from 'node:util';
 
 const run = promisify(execFile);
@@ -149,4 +151,34 @@ export const answers200 = async (child: Child, url: string, timeoutMs = 90_000):
     await sleep(250);
   }
   throw new Error(`${child.name}: ${url} not 200 within ${timeoutMs} ms (last: ${last})\n${child.output()}`);
+};
+
+/** The node flags that let `heapSnapshot` ask a child for a heap snapshot, written into `dir`. */
+export const heapSnapshotFlags = (dir: string): string[] => [
+  '--heapsnapshot-signal=SIGUSR2',
+  `--diagnostic-dir=${dir}`,
+];
+
+/**
+ * Has a child started with `heapSnapshotFlags(dir)` write a heap snapshot (compare them by constructor in
+ * Chrome's DevTools), and answers the file's name once it is there.
+ */
+export const heapSnapshot = async (child: Child, dir: string): Promise<string> => {
+  const before = new Set(await readdir(dir));
+  child.process.kill('SIGUSR2');
+  for (let waited = 0; waited < 120_000; waited += 250) {
+    const written = (await readdir(dir)).filter((f) => f.endsWith('.heapsnapshot') && !before.has(f));
+    // V8 writes the file in one go once the snapshot is taken; wait for its size to settle
+    if (written.length > 0) {
+      const file = path.join(dir, written[0]!);
+      for (let size = -1; ;) {
+        const now = (await stat(file)).size;
+        if (now > 0 && now === size) return written[0]!;
+        size = now;
+        await new Promise((resolve) => setTimeout(resolve, 250));
+      }
+    }
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+  throw new Error(`${child.name} wrote no heap snapshot within 2 minutes`);
 };

@@ -6,7 +6,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import * as prettier from 'prettier';
 import type { BurstResult } from './burst.js';
 import type { ScaleOut, ScaleOutResult, ScaleOutSide } from './scale-out.js';
-import type { Batching } from './service.js';
+import type { Batching, Memory } from './service.js';
 
 /** A figure measured at each connection count, keyed by the count ("50", "256"). */
 export type PerConnections = Readonly<Record<string, number>>;
@@ -139,6 +139,8 @@ export type Figures = Readonly<{
   batching: Batching;
   /** 500 committed orders paid or cancelled 100 at a time */
   burst: BurstResult;
+  /** the service's processes' memory through the run (absent in older runs) */
+  memory?: MemoryFigures;
   /** acceptRps / bareExpressRps */
   acceptRatio: PerConnections;
   /** the accept load's p99 / bare express's p99 */
@@ -174,6 +176,20 @@ export type Figures = Readonly<{
   targets: readonly Target[];
 }>;
 
+/** One sample of the service's memory: its API process, and its worker when it runs apart (null in one process). */
+export type ServiceMemory = Readonly<{ api: Memory; worker: Memory | null }>;
+
+/**
+ * The service's memory at idle (before the first measured load), at the end of each load (its last run: the
+ * flood, keyed flood, accept and keyed accept loads, the pay/cancel burst) and `afterSeconds` after the last one.
+ */
+export type MemoryFigures = Readonly<{
+  idle: ServiceMemory;
+  endOf: Readonly<Record<string, ServiceMemory>>;
+  after: ServiceMemory;
+  afterSeconds: number;
+}>;
+
 /** orders decided, how long it took, and whether the worker was paused to build the backlog */
 export type CommitBacklog = Readonly<{ orders: number; seconds: number; paused: boolean }>;
 
@@ -189,6 +205,10 @@ export const TARGETS = {
   apiCpuRatio: 2.5,
   floodRatio: 0.85,
   keyedFloodRatio: 0.95,
+  /** a process's resident memory at the end of the accept load, MB */
+  rssEndOfAcceptMb: 250,
+  /** a process's heap used after the loads, over its heap used at idle, MB */
+  heapAfterOverIdleMb: 20,
   /** admission control may cost the flood path at most 5 % */
   admissionFloodKept: 0.95,
   burstFiveXx: 0,
@@ -271,7 +291,70 @@ export const targetsOf = (f: Omit<Figures, 'targets'>): Target[] => {
       met: f.oversold === TARGETS.oversold,
     },
     { figure: 'auditOk', target: 'true', measured: String(f.auditOk), met: f.auditOk },
+    ...memoryTargets(f.memory, atMost),
   ];
+};
+
+/** The memory targets, for the API and for the worker when it runs apart. */
+const memoryTargets = (
+  m: MemoryFigures | undefined,
+  atMost: (figure: string, value: number, target: number) => Target,
+): Target[] => {
+  const accept = m?.endOf['accept'];
+  if (!m || !accept) return [];
+  return (['api', 'worker'] as const).flatMap((process) => {
+    const [end, idle, after] = [accept[process], m.idle[process], m.after[process]];
+    if (!end || !idle || !after) return [];
+    return [
+      atMost(`${process} rssEndOfAcceptMb`, end.rssMb, TARGETS.rssEndOfAcceptMb),
+      atMost(
+        `${process} heapAfterOverIdleMb`,
+        after.heapUsedMb - idle.heapUsedMb,
+        TARGETS.heapAfterOverIdleMb,
+      ),
+    ];
+  });
+};
+
+/** Rows of the memory samples: a process's resident memory and heap at idle, at each load's end, and after. */
+const memoryRows = (m: MemoryFigures | undefined, target: (figure: string) => string): Row[] => {
+  if (!m) return [];
+  const points: Array<readonly [string, ServiceMemory]> = [
+    ['idle', m.idle],
+    ...Object.entries(m.endOf).map(([load, sample]) => [`end of ${load}`, sample] as const),
+    [`${m.afterSeconds} s after`, m.after],
+  ];
+  const heap = (x: Memory) => `${x.heapUsedMb} of ${x.heapTotalMb} MB`;
+  return (['api', 'worker'] as const).flatMap((process): Row[] => {
+    if (!m.idle[process]) return [];
+    const name = process === 'api' ? 'API' : 'worker';
+    const rows = points.map(([at, sample]): Row => {
+      const x = sample[process]!;
+      return [`${name} memory, ${at}`, `${x.rssMb} MB`, `resident; heap used ${heap(x)}`, ''];
+    });
+    const accept = m.endOf['accept']?.[process];
+    const after = m.after[process]!;
+    const idle = m.idle[process];
+    return [
+      ...rows,
+      ...(accept
+        ? [
+            [
+              `${process} rssEndOfAcceptMb`,
+              String(accept.rssMb),
+              `the ${name}'s resident memory at the end of the accept load, MB`,
+              target(`${process} rssEndOfAcceptMb`),
+            ] as const,
+          ]
+        : []),
+      [
+        `${process} heapAfterOverIdleMb`,
+        String(after.heapUsedMb - idle.heapUsedMb),
+        `the ${name}'s heap used ${m.afterSeconds} s after the last load, over its heap used at idle, MB`,
+        target(`${process} heapAfterOverIdleMb`),
+      ],
+    ];
+  });
 };
 
 const int = (n: number | undefined) => (n === undefined ? 'n/a' : Math.round(n).toLocaleString('en'));
@@ -530,6 +613,7 @@ export const rowsOf = (f: Figures): Row[] => {
       f.auditViolations.length === 0 ? 'GET /api/v1/admin/audit, no violation' : f.auditViolations.join('; '),
       target('auditOk'),
     ],
+    ...memoryRows(f.memory, target),
   ];
 };
 

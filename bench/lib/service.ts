@@ -168,3 +168,19 @@ export const batchingOf = async (apiMetrics: string, workerMetrics = apiMetrics)
     consumerBatches: batches,
   };
 };
+
+/** What one process holds, in MB: resident memory, and the V8 heap's used and total. */
+export type Memory = Readonly<{ rssMb: number; heapUsedMb: number; heapTotalMb: number }>;
+
+const MB = 1024 * 1024;
+
+/** A process's memory, read from its metrics listener (the process collector's gauges). */
+export const memoryOf = async (metricsBase: string): Promise<Memory> => {
+  const text = await scrape(metricsBase);
+  const mb = (name: string) => Math.round(metricSum(text, name) / MB);
+  return {
+    rssMb: mb('seckill_process_resident_memory_bytes'),
+    heapUsedMb: mb('seckill_nodejs_heap_size_used_bytes'),
+    heapTotalMb: mb('seckill_nodejs_heap_size_total_bytes'),
+  };
+};
