@@ -12,7 +12,9 @@
  * and a worker process, the API profiled), PROFILE_KEEP (a path to copy
  * the raw .cpuprofile to, for Chrome DevTools), PROFILE_HEAP_SNAPSHOTS (1: the profiled process also writes heap
  * snapshots — at idle, at the end of the load and once the backlog is decided — into a folder of bench/results/heap,
- * to compare by constructor in Chrome's DevTools), BENCH_KAFKA (kafka | mock: librdkafka's mock cluster), BENCH_MYSQL_URL, SECKILL_REDIS_URL. Extra SECKILL_* settings for the service: PROFILE_ENV='{"SECKILL_GROUP_COMMIT_WAIT_MS":"2"}'.
+ * to compare by constructor in Chrome's DevTools), PROFILE_ALLOCATIONS (1: the profiled process's allocations over
+ * the load, freed ones included, from V8's sampling heap profiler over its inspector port: KB per answer by package
+ * and layer, and the functions that allocate the most), BENCH_KAFKA (kafka | mock: librdkafka's mock cluster), BENCH_MYSQL_URL, SECKILL_REDIS_URL. Extra SECKILL_* settings for the service: PROFILE_ENV='{"SECKILL_GROUP_COMMIT_WAIT_MS":"2"}'.
  */
 import { randomUUID } from 'node:crypto';
 import { copyFile, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
@@ -35,12 +37,14 @@ import {
 } from './lib/processes.js';
 import { ADMISSION_ON, batchingOf, call, dropNamespace, listProduct, serviceEnv } from './lib/service.js';
 import { startBenchBroker } from './lib/broker.js';
+import { type Allocations, inspectorFlag, samplingAllocations } from './lib/heap-profile.js';
 
 const SECONDS = Number(process.env['PROFILE_SECONDS'] ?? '10');
 const CONNECTIONS = Number(process.env['PROFILE_CONNECTIONS'] ?? '256');
 const PHASE = process.env['PROFILE_PHASE'] === 'flood' ? 'flood' : 'accept';
 const SPLIT = process.env['PROFILE_SPLIT'] === 'true';
 const HEAP_SNAPSHOTS = process.env['PROFILE_HEAP_SNAPSHOTS'] === '1';
+const ALLOCATIONS = process.env['PROFILE_ALLOCATIONS'] === '1';
 const EXTRA = JSON.parse(process.env['PROFILE_ENV'] ?? '{}') as Record<string, string>;
 const BUYERS = 10_000;
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -66,6 +70,22 @@ const updateProfileDoc = async (after: ProfileRun): Promise<void> => {
   const options = (await prettier.resolveConfig(path)) ?? {};
   await writeFile(path, await prettier.format(next, { ...options, filepath: path }));
   say('updated the profile block of docs/benchmarks.md');
+};
+
+/** What the load allocated, per answer, by where the code lives and by function. */
+const allocationLines = (a: Allocations, answers: number): string[] => {
+  const kb = (mb: number) => `${((mb * 1024) / Math.max(1, answers)).toFixed(1).padStart(6)} KB`;
+  const pct = (share: number) => `${(share * 100).toFixed(1).padStart(5)} %`;
+  return [
+    `allocated over the load (sampled, freed objects included): ${a.sampledMb} MB, ${kb(a.sampledMb).trim()} per answer`,
+    '',
+    'allocations by where the code lives (per answer):',
+    ...a.buckets.map((b) => `  ${pct(b.share)}  ${kb(b.mb)}  ${b.name}`),
+    '',
+    'functions that allocate the most (per answer):',
+    ...a.functions.map((f) => `  ${pct(f.share)}  ${kb(f.mb)}  ${f.name}`),
+    '',
+  ];
 };
 
 const id = randomUUID().replaceAll('-', '').slice(0, 12);
@@ -100,6 +120,7 @@ try {
   const port = await freePort();
   // the batching figures are scraped from the processes' metrics ports (loopback, no credential)
   const metricsPort = await freePort();
+  const inspectorPort = await freePort();
   // SPLIT: the API (profiled) and a worker process; else one `seckill all`
   service = startNode(
     SPLIT ? 'seckill serve' : 'seckill all',
@@ -113,6 +134,7 @@ try {
         '--cpu-prof',
         `--cpu-prof-dir=${profileDir}`,
         ...(HEAP_SNAPSHOTS ? heapSnapshotFlags(heapDir) : []),
+        ...(ALLOCATIONS ? [inspectorFlag(inspectorPort)] : []),
       ],
     },
   );
@@ -142,9 +164,11 @@ try {
   const undecided = () => count(admin, `SELECT COUNT(*) FROM \`${db}\`.orders WHERE status = 'RESERVED'`);
   while ((await undecided()) > 0) await sleep(100);
   await snapshot('at idle');
+  const sampled = ALLOCATIONS ? await samplingAllocations(inspectorPort) : null;
   const from = nowMicros();
   const load = await drive({ url: base, connections: CONNECTIONS, tokens, productId, seconds: SECONDS });
   const loadEnd = nowMicros();
+  const allocations = await sampled?.();
   const backlogAtLoadEnd = await undecided();
   while ((await undecided()) > 0) await sleep(50);
   const to = nowMicros();
@@ -180,6 +204,14 @@ try {
     batching,
     settings: EXTRA,
     ...summary,
+    ...(allocations
+      ? {
+          allocations: {
+            ...allocations,
+            kbPerAnswer: Math.round((allocations.sampledMb * 1024) / Math.max(1, load.answered)),
+          },
+        }
+      : {}),
   };
   await mkdir(`${ROOT}bench/results`, { recursive: true });
   const out = `${ROOT}bench/results/profile-${PHASE}${SPLIT ? '-split' : ''}.json`;
@@ -198,6 +230,7 @@ try {
       'busiest functions (self time):',
       ...summary.functions.map((f) => `  ${pct(f.share)}  ${f.ms.toFixed(0).padStart(7)} ms  ${f.name}`),
       '',
+      ...(allocations ? allocationLines(allocations, load.answered) : []),
     ].join('\n'),
   );
 } finally {
