@@ -2,7 +2,7 @@
  * `npm run bench:memory`: what the service's processes hold, under load and after it. On one Kafka node, the
  * real profile's `seckill serve` and `seckill worker` (a fresh database and Redis namespace each) are started
  * once per V8 setting compared (BENCH_MEMORY_FLAGS, `|` between settings, `,` between the flags of one; by
- * default the service's own flags, then the same with 16 MB semi-spaces). Each is sampled — resident memory,
+ * default the service's own flags, then none: V8's own sizing). Each is sampled — resident memory,
  * heap used and heap total, read from its metrics port — at idle, at the end of an accept load (every order
  * accepted, a fresh buyer per request), at the end of a flood (a sold-out product), and 30 s after the last
  * load. Then the first setting runs the soak: BENCH_SOAK_SECONDS (300) of accept and flood in turns of 10 s, a
@@ -21,6 +21,7 @@ import { fileURLToPath } from 'node:url';
 import { JwtTokens } from '../src/adapters/http/tokens.js';
 import { SERVICE_NODE_FLAGS } from '../src/infrastructure/node-flags.js';
 import { startBenchBroker } from './lib/broker.js';
+import { cpuBetween, snapshot } from './lib/cpu.js';
 import { drive, type LoadResult } from './lib/cannon.js';
 import { createDatabase, databaseUrl, dropDatabase, openAdmin } from './lib/mysql.js';
 import {
@@ -38,6 +39,8 @@ import {
   listProduct,
   type Memory,
   memoryOf,
+  metricSum,
+  scrape,
   serviceEnv,
 } from './lib/service.js';
 
@@ -46,10 +49,7 @@ const LOAD_SECONDS = Number(env('BENCH_LOAD_SECONDS', '30'));
 const SOAK_SECONDS = Number(env('BENCH_SOAK_SECONDS', '300'));
 const CONNECTIONS = Number(env('BENCH_CONNECTIONS', '256'));
 const SNAPSHOTS = env('BENCH_HEAP_SNAPSHOTS', '') === '1';
-const SETTINGS: string[][] = env(
-  'BENCH_MEMORY_FLAGS',
-  `${SERVICE_NODE_FLAGS.join(',')}|${[...SERVICE_NODE_FLAGS.filter((f) => !f.startsWith('--max-semi-space-size')), '--max-semi-space-size=16'].join(',')}`,
-)
+const SETTINGS: string[][] = env('BENCH_MEMORY_FLAGS', `${SERVICE_NODE_FLAGS.join(',')}|`)
   .split('|')
   .map((setting) => setting.split(',').filter(Boolean));
 const AFTER_MS = 30_000;
@@ -68,6 +68,8 @@ type Service = Readonly<{
   base: string;
   api: Child;
   sample: (at: string) => Promise<Sample>;
+  /** the API's garbage collections so far */
+  gc: () => Promise<Collections>;
   snapshot: (label: string) => Promise<void>;
   stop: () => Promise<void>;
 }>;
@@ -112,6 +114,7 @@ const startService = async (
     base,
     api,
     sample: async (at) => ({ at, api: await memoryOf(apiMetrics), worker: await memoryOf(workerMetrics) }),
+    gc: () => collectionsOf(apiMetrics),
     snapshot: async (name) => {
       if (!SNAPSHOTS) return;
       const file = await heapSnapshot(api, heapDir);
@@ -126,7 +129,26 @@ const startService = async (
 const show = (sample: Sample): string =>
   `${sample.at.padEnd(22)} API ${sample.api.rssMb} MB resident, heap ${sample.api.heapUsedMb} of ${sample.api.heapTotalMb} MB; worker ${sample.worker.rssMb} MB, heap ${sample.worker.heapUsedMb} of ${sample.worker.heapTotalMb} MB`;
 
-type Phases = Readonly<{ flags: readonly string[]; samples: Sample[]; loads: Record<string, LoadResult> }>;
+type Collections = Readonly<Record<string, Readonly<{ count: number; ms: number }>>>;
+type Load = LoadResult & Readonly<{ apiCpuMicros: number; gc: Collections }>;
+
+/** The process's garbage collections so far, by kind (prom-client's GC histogram on its metrics port). */
+const collectionsOf = async (metrics: string): Promise<Collections> => {
+  const text = await scrape(metrics);
+  const kinds = new Set(
+    [...text.matchAll(/seckill_nodejs_gc_duration_seconds_count\{kind="(\w+)"/g)].map((m) => m[1]!),
+  );
+  return Object.fromEntries(
+    [...kinds].map((kind) => [
+      kind,
+      {
+        count: metricSum(text, 'seckill_nodejs_gc_duration_seconds_count', `kind="${kind}"`),
+        ms: metricSum(text, 'seckill_nodejs_gc_duration_seconds_sum', `kind="${kind}"`) * 1000,
+      },
+    ]),
+  );
+};
+type Phases = Readonly<{ flags: readonly string[]; samples: Sample[]; loads: Record<string, Load> }>;
 
 /** Idle, accept, flood, 30 s after: the memory at each point, and what each load answered. */
 const phases = async (
@@ -143,20 +165,40 @@ const phases = async (
   };
   await keep('idle');
   await service.snapshot('idle');
-  const loads: Record<string, LoadResult> = {};
+  const loads: Record<string, Load> = {};
   for (const [name, productId] of [
     ['accept', products.accept],
     ['flood', products.flood],
   ] as const) {
     // as many buyers as a load can send requests: each request a buyer of its own
     const tokens = await buyers(LOAD_SECONDS * 6_000);
-    loads[name] = await drive({
+    const probes = [{ name: 'api', pid: service.api.process.pid }];
+    const gcBefore = await service.gc();
+    const before = await snapshot(probes);
+    const load = await drive({
       url: service.base,
       productId,
       tokens,
       connections: CONNECTIONS,
       seconds: LOAD_SECONDS,
     });
+    const cores = cpuBetween(before, await snapshot(probes))['api'] ?? 0;
+    const gcAfter = await service.gc();
+    // the API's garbage collections over the load, by kind: how many, and ms spent in them
+    const gc = Object.fromEntries(
+      Object.entries(gcAfter).map(([kind, after]) => {
+        const was = gcBefore[kind] ?? { count: 0, ms: 0 };
+        return [kind, { count: after.count - was.count, ms: Math.round(after.ms - was.ms) }];
+      }),
+    );
+    say(`  ${name}: the API's collections ${JSON.stringify(gc)}`);
+    // the API's CPU per answer (per accepted order in the accept load): steadier than answers per second
+    const answers = name === 'accept' ? (load.statuses['202'] ?? 0) : load.answered;
+    const apiCpuMicros = Math.round((cores * load.seconds * 1e6) / Math.max(1, answers));
+    loads[name] = { ...load, apiCpuMicros, gc };
+    say(
+      `  ${name}: ${load.rps} answers/s, the API's CPU ${apiCpuMicros} µs per ${name === 'accept' ? 'order' : 'answer'}`,
+    );
     await keep(`end of ${name}`);
   }
   await service.snapshot('end of the loads');
@@ -269,7 +311,7 @@ const run = async () => {
           loads: Object.fromEntries(
             Object.entries(r.loads).map(([k, l]) => [
               k,
-              { rps: l.rps, statuses: l.statuses, p99Ms: l.p99Ms },
+              { rps: l.rps, statuses: l.statuses, p99Ms: l.p99Ms, apiCpuMicros: l.apiCpuMicros, gc: l.gc },
             ]),
           ),
         })),

@@ -181,7 +181,8 @@ export type ServiceMemory = Readonly<{ api: Memory; worker: Memory | null }>;
 
 /**
  * The service's memory at idle (before the first measured load), at the end of each load (its last run: the
- * flood, keyed flood, accept and keyed accept loads, the pay/cancel burst) and `afterSeconds` after the last one.
+ * flood, keyed flood, accept and keyed accept loads, the pay/cancel burst) and `afterSeconds` after the last one
+ * (before the run's closing audit, which replays the whole event store in the API).
  */
 export type MemoryFigures = Readonly<{
   idle: ServiceMemory;
