@@ -5,7 +5,7 @@
  */
 import { readFile } from 'node:fs/promises';
 
-type CallFrame = Readonly<{ functionName: string; url: string; lineNumber: number }>;
+export type CallFrame = Readonly<{ functionName: string; url: string; lineNumber: number }>;
 type ProfileNode = Readonly<{ id: number; callFrame: CallFrame; children?: readonly number[] }>;
 type CpuProfile = Readonly<{
   nodes: readonly ProfileNode[];
@@ -46,6 +46,12 @@ export const bucketOf = (frame: CallFrame): string => {
   return 'other';
 };
 
+/** A frame as the tables name it: the function, and the file and line it is at (its package's path, when it has one). */
+export const frameLabel = ({ functionName, url, lineNumber }: CallFrame): string => {
+  const file = url.replace(/^.*node_modules\//, '').replace(/^.*\/(dist\/)?/, '');
+  return `${functionName || '(anonymous)'} ${file}${file ? `:${lineNumber + 1}` : ''}`;
+};
+
 const round = (ms: number) => Math.round(ms * 10) / 10;
 
 /** A stretch of the monotonic clock, in µs (`process.hrtime.bigint() / 1000n`: V8's profiler ticks on it too). */
@@ -72,8 +78,7 @@ export const summarize = (profile: CpuProfile, top = 25, window?: Window): Profi
     if (bucket === '(idle)') continue;
     busy += micros;
     buckets.set(bucket, (buckets.get(bucket) ?? 0) + micros);
-    const file = frame.url.replace(/^.*node_modules\//, '').replace(/^.*\/(dist\/)?/, '');
-    const name = `${frame.functionName || '(anonymous)'} ${file}${file ? `:${frame.lineNumber + 1}` : ''}`;
+    const name = frameLabel(frame);
     functions.set(name, (functions.get(name) ?? 0) + micros);
   }
   const shares = (map: Map<string, number>, limit: number): Share[] =>

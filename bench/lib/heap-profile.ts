@@ -4,9 +4,8 @@
  * the ones the garbage collector has freed since included. The bench process needs Node's WebSocket client
  * (`node --experimental-websocket` on Node 20).
  */
-import { bucketOf } from './cpu-profile.js';
+import { bucketOf, type CallFrame, frameLabel } from './cpu-profile.js';
 
-type CallFrame = Readonly<{ functionName: string; url: string; lineNumber: number }>;
 type HeapNode = Readonly<{ callFrame: CallFrame; selfSize: number; children: readonly HeapNode[] }>;
 type HeapProfile = Readonly<{ head: HeapNode }>;
 
@@ -62,7 +61,7 @@ const connect = async (port: number) => {
 };
 
 export type Allocations = Readonly<{
-  /** bytes sampled over the stretch (V8 samples one allocation per `samplingIntervalBytes` on average) */
+  /** MB sampled over the stretch (V8 samples about one allocation per SAMPLING_INTERVAL_BYTES allocated) */
   sampledMb: number;
   /** by where the allocating code lives, largest first */
   buckets: ReadonlyArray<Readonly<{ name: string; mb: number; share: number }>>;
@@ -92,9 +91,7 @@ export const samplingAllocations = async (port: number, top = 25): Promise<() =>
           total += node.selfSize;
           const bucket = bucketOf(node.callFrame);
           buckets.set(bucket, (buckets.get(bucket) ?? 0) + node.selfSize);
-          const { functionName, url, lineNumber } = node.callFrame;
-          const file = url.replace(/^.*node_modules\//, '').replace(/^.*\/(dist\/)?/, '');
-          const name = `${functionName || '(anonymous)'} ${file}${file ? `:${lineNumber + 1}` : ''}`;
+          const name = frameLabel(node.callFrame);
           functions.set(name, (functions.get(name) ?? 0) + node.selfSize);
         }
         for (const child of node.children) walk(child);

@@ -50,13 +50,9 @@ export class MySqlUnitOfWork implements UnitOfWork {
         }
       }
     };
-    const attempt = attempts();
     try {
-      return await withDeadline('transaction', this.timeoutMs, attempt);
+      return await withDeadline('transaction', this.timeoutMs, attempts());
     } catch (error) {
-      // committed as the deadline passed: the transaction stands, and so does its answer (told "unavailable",
-      // a caller would undo what it did before, a gate's unit given back for an order that is recorded)
-      if (commit.landed) return attempt;
       // the caller is answered now: an attempt still running must never send its commit after this
       commit.abandoned = true;
       // the deadline passed while a commit was on its way: it may land after this answer
@@ -85,10 +81,10 @@ export class MySqlUnitOfWork implements UnitOfWork {
 }
 
 /**
- * Where a transaction's commit is: `sent` while it is on its way (sent, not answered yet), `landed` once MySQL
- * answered it, `abandoned` once the caller was told the transaction failed (it must not be sent after that).
+ * Where a transaction's commit is: `sent` while it is on its way (sent, not answered yet), `abandoned` once the
+ * caller was told the transaction failed (it must not be sent after that).
  */
-export type CommitState = { sent: boolean; landed?: boolean; abandoned?: boolean };
+export type CommitState = { sent: boolean; abandoned?: boolean };
 
 /**
  * One transaction on a forked EntityManager, with a session bound to its one connection; committed when the
@@ -140,11 +136,12 @@ export const inTransaction = async <T>(
     } finally {
       commit.sent = false;
     }
-    commit.landed = true;
     // hands the connection back: the connection's commit, not em.commit() (that one flushes first, and a flush
     // opens an AsyncLocalStorage context; the stores write with plain statements, there is nothing to flush).
-    // Not awaited: the transaction has landed, and the caller's answer must not wait on one more round trip,
-    // past its deadline (a failure here loses the connection, not the transaction)
+    // Not awaited: from the commit's answer to the caller's there is no turn of the event loop, so the deadline
+    // cannot pass in between; one more round trip here could, and would answer "unavailable" for a transaction
+    // that landed (its caller would undo what it did before: a gate's unit given back for a recorded order).
+    // A failure here loses the connection, not the transaction.
     void em
       .getConnection('write')
       .commit(transaction)
