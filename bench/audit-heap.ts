@@ -9,11 +9,10 @@ import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import { AuditHistory, type StoredEvent } from '../src/application/index.js';
+import { AuditHistory, StockBooksReader, type StoredEvent } from '../src/application/index.js';
 import { MemoryDatabase } from '../src/adapters/memory/memory-database.js';
-import { MemoryInventory } from '../src/adapters/memory/memory-inventory.js';
-import { MemoryOrderReadModel } from '../src/adapters/memory/memory-order-read-model.js';
 import { MemoryStockGate } from '../src/adapters/memory/memory-stock-gate.js';
+import { MemoryUnitOfWork } from '../src/adapters/memory/memory-unit-of-work.js';
 import { SystemClock } from '../src/adapters/system/system-clock.js';
 import { replayHistory } from '../src/domain/index.js';
 import { SyntheticHistory } from '../scripts/history/synthetic-history.js';
@@ -49,9 +48,7 @@ const streaming = async (): Promise<Sample[]> => {
   const db = new MemoryDatabase();
   const report = await new AuditHistory({
     events: sampledHistory(samples),
-    inventory: new MemoryInventory(db),
-    orders: new MemoryOrderReadModel(db),
-    gate: new MemoryStockGate(),
+    books: new StockBooksReader({ gate: new MemoryStockGate(), unitOfWork: new MemoryUnitOfWork(db) }),
     clock: new SystemClock(),
     staleAfterMs: 24 * 3_600_000,
     pageSize: PAGE,

@@ -1,5 +1,5 @@
-import { expectedGateStock } from '../domain/index.js';
-import type { Inventory, OrderReadModel, StockGate } from './ports/index.js';
+import { expectedGateStock, type OrderStatus } from '../domain/index.js';
+import type { StockGate, UnitOfWork } from './ports/index.js';
 
 export type StockReading = Readonly<{
   productId: number;
@@ -12,28 +12,68 @@ export type StockReading = Readonly<{
   expectedGate: number;
 }>;
 
-/** A reading with the orders behind `releasedNotRestored`: released in MySQL, still held by the gate. */
-export type StockBooks = StockReading & Readonly<{ releasedHeld: readonly string[] }>;
+/**
+ * A reading with the orders behind its figures: the released orders the gate holds (`releasedNotRestored`), and
+ * where the gate and MySQL part by order. `unrecorded`: held by the gate, not in MySQL (a reservation between the
+ * gate and its transaction, or one whose transaction failed and whose unit never went back). `unheld`: live in
+ * MySQL (reserved, committed or paid), not held by the gate (reserved after the gate was read, or a reservation
+ * the gate lost). orderId → quantity.
+ */
+export type StockBooks = StockReading &
+  Readonly<{
+    releasedHeld: readonly string[];
+    unrecorded: ReadonlyMap<string, number>;
+    unheld: ReadonlyMap<string, number>;
+  }>;
 
-/** One reading of a product's books: MySQL, the gate, and what is between them. */
-export const readStockBooks = async (
-  stores: Readonly<{ inventory: Inventory; orders: OrderReadModel; gate: StockGate }>,
+const EVERY_STATUS: readonly OrderStatus[] = ['RESERVED', 'COMMITTED', 'PAID', 'RELEASED'];
+
+/**
+ * Reads a product's books: the gate in one atomic read (its stock and the reservations it holds), then MySQL in
+ * one transaction that writes nothing (the product's orders and its stock as of one moment: a commit lands in
+ * both or in neither). What moves between the two reads is told apart by orderId, never guessed from a count.
+ */
+export class StockBooksReader {
+  constructor(private readonly stores: Readonly<{ gate: StockGate; unitOfWork: UnitOfWork }>) {}
+
+  read(productId: number): Promise<StockBooks | null> {
+    return readStockBooks(this.stores, productId);
+  }
+}
+
+const readStockBooks = async (
+  stores: Readonly<{ gate: StockGate; unitOfWork: UnitOfWork }>,
   productId: number,
 ): Promise<StockBooks | null> => {
-  // The order of the reads matters while orders flow: held reservations, gate stock, undecided orders,
-  // released orders, MySQL stock. A restore, a commit or a release landing between two reads then makes the
-  // gate look high, never low, and a high gate is only lowered: a sale lost for a moment, never a sold unit
-  // re-opened. The one window left, a reservation between its gate call and its transaction, makes the
-  // gate look low; the second reading a settle interval later, after the transaction, tells it apart.
-  const held = await stores.gate.held(productId);
-  const gateStock = await stores.gate.stockLeft(productId);
-  const undecided = await stores.orders.findByProduct(productId, ['RESERVED']);
-  const released = await stores.orders.findByProduct(productId, ['RELEASED']);
-  const product = await stores.inventory.get(productId);
+  const { stockLeft: gateStock, held } = await stores.gate.snapshot(productId);
+  const { product, orders } = await stores.unitOfWork.run(async ({ inventory, orders }) => {
+    // both on the transaction's connection, one after the other, in one consistent view
+    const [product, list] = await Promise.all([
+      inventory.get(productId),
+      orders.findByProduct(productId, EVERY_STATUS),
+    ]);
+    return { product, orders: list };
+  });
   if (!product) return null;
-  const inFlight = undecided.reduce((sum, o) => sum + o.quantity, 0);
-  const releasedHeld = released.filter((o) => held.has(o.orderId));
-  const releasedNotRestored = releasedHeld.reduce((sum, o) => sum + o.quantity, 0);
+  let inFlight = 0;
+  let releasedNotRestored = 0;
+  const releasedHeld: string[] = [];
+  const recorded = new Set<string>();
+  const unheld = new Map<string, number>();
+  for (const order of orders) {
+    recorded.add(order.orderId);
+    const isHeld = held.has(order.orderId);
+    if (order.status === 'RELEASED') {
+      if (!isHeld) continue;
+      releasedHeld.push(order.orderId);
+      releasedNotRestored += order.quantity;
+      continue;
+    }
+    if (order.status === 'RESERVED') inFlight += order.quantity;
+    if (!isHeld) unheld.set(order.orderId, order.quantity);
+  }
+  const unrecorded = new Map<string, number>();
+  for (const [orderId, quantity] of held) if (!recorded.has(orderId)) unrecorded.set(orderId, quantity);
   return {
     productId,
     mysqlStock: product.stock,
@@ -41,6 +81,8 @@ export const readStockBooks = async (
     inFlight,
     releasedNotRestored,
     expectedGate: expectedGateStock({ stock: product.stock, undecided: inFlight, releasedNotRestored }),
-    releasedHeld: releasedHeld.map((o) => o.orderId),
+    releasedHeld,
+    unrecorded,
+    unheld,
   };
 };

@@ -38,11 +38,25 @@ export const userLimitRejection = (
 
 /**
  * What the gate should hold for a product: the stock MySQL has, less the units reserved by the gate and not
- * yet decided by MySQL, less the units of released orders the gate has not been given back yet.
+ * yet decided by MySQL, less the units of released orders the gate has not been given back yet. Read while
+ * orders flow, two more terms: less the units the gate has taken for reservations MySQL has not recorded yet
+ * (`unrecorded`), plus the units of orders MySQL recorded that the gate had not taken yet when it was read
+ * (`recordedSince`).
  */
 export const expectedGateStock = (
-  books: Readonly<{ stock: number; undecided: number; releasedNotRestored: number }>,
-): number => books.stock - books.undecided - books.releasedNotRestored;
+  books: Readonly<{
+    stock: number;
+    undecided: number;
+    releasedNotRestored: number;
+    unrecorded?: number;
+    recordedSince?: number;
+  }>,
+): number =>
+  books.stock -
+  books.undecided -
+  books.releasedNotRestored -
+  (books.unrecorded ?? 0) +
+  (books.recordedSince ?? 0);
 
 /** Checks made before the gate, on the hot path, with no I/O: window and order size. */
 export const purchaseRejection = (

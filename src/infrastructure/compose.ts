@@ -35,6 +35,7 @@ import {
   RelayOutbox,
   ReleaseOrder,
   SaleDashboard,
+  StockBooksReader,
   type Schedule,
   type MessageSubscriber,
   type OrderProjectionRebuild,
@@ -118,6 +119,7 @@ export type CompositionConfig = Pick<
   | 'outbox'
   | 'reconcileCron'
   | 'reconcileSettleMs'
+  | 'mysql'
   | 'auditStaleMs'
   | 'pathTokenTtlMs'
 > &
@@ -230,10 +232,12 @@ export const compose = (ports: Ports, config: CompositionConfig): Application =>
     maxAttempts: config.outbox.maxAttempts,
     batchSize: config.relayBatchSize ?? 500,
   });
+  const books = new StockBooksReader({ gate, unitOfWork });
   const reconcile = new ReconcileStock({
     products: commands.products,
     inventory,
     orders,
+    books,
     gate,
     soldOut,
     clock,
@@ -241,12 +245,11 @@ export const compose = (ports: Ports, config: CompositionConfig): Application =>
     logger,
     metrics,
     settleMs: config.reconcileSettleMs,
+    recordDeadlineMs: config.mysql.operationTimeoutMs,
   });
   const audit = new AuditHistory({
     events,
-    inventory,
-    orders,
-    gate,
+    books,
     clock,
     staleAfterMs: config.auditStaleMs,
     pageSize: config.auditPageSize ?? 1_000,

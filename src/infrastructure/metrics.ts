@@ -20,7 +20,7 @@ const HELP: Record<CounterName, string> = {
   outbox_dead: 'Outbox rows given up on after the last attempt',
   reconciliation_fixes: 'Gate corrections made by reconciliation, by product',
   reconciliation_restores:
-    'Restores of released orders the gate had lost, made by reconciliation, by product',
+    'Units given back to the gate by orderId by reconciliation, by product: released orders whose restore the gate lost, reservations MySQL never recorded',
   idempotent_replays: 'Order requests answered with the order their Idempotency-Key had already made',
   idempotent_recoveries:
     'Of those, orders recorded by the repeat because the first try died between the gate and MySQL',

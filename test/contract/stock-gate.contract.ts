@@ -759,4 +759,44 @@ export const stockGateContract = (
         expect(await gate().held(OTHER_PRODUCT)).toEqual(new Map([['elsewhere', 1]]));
       });
     });
+
+    describe('snapshot', () => {
+      it('reads the stock left with the reservations held: a unit the stock lacks is held, or was restored', async () => {
+        expect(await gate().snapshot(PRODUCT)).toEqual({ stockLeft: null, held: new Map() });
+        await gate().warm(PRODUCT, 10);
+        await gate().reserve(reservation('a', { quantity: 1 }));
+        await gate().reserve(reservation('b', { quantity: 2 }));
+        await gate().reserve(reservation('c', { quantity: 3 }));
+        await gate().restore(PRODUCT, 'b');
+        expect(await gate().snapshot(PRODUCT)).toEqual({
+          stockLeft: 6,
+          held: new Map([
+            ['a', 1],
+            ['c', 3],
+          ]),
+        });
+      });
+
+      it('is one atomic read while buyers reserve and restore: held and stock always add up to the stock warmed', async () => {
+        await gate().warm(PRODUCT, 1_000);
+        const churn = (async () => {
+          for (let i = 0; i < 300; i += 1) {
+            await Promise.all([
+              gate().reserve(reservation(`r${i}`, { quantity: 1 + (i % 3) })),
+              i > 0 ? gate().restore(PRODUCT, `r${i - 1}`) : undefined,
+            ]);
+          }
+        })();
+        const totals: number[] = [];
+        let done = false;
+        void churn.then(() => (done = true));
+        while (!done) {
+          const { stockLeft, held } = await gate().snapshot(PRODUCT);
+          totals.push((stockLeft ?? 0) + [...held.values()].reduce((a, b) => a + b, 0));
+        }
+        await churn;
+        expect(totals.length).toBeGreaterThan(10);
+        expect(new Set(totals)).toEqual(new Set([1_000]));
+      });
+    });
   });

@@ -5,6 +5,7 @@ import type {
   GaugeName,
   GateAnswer,
   GateReservation,
+  GateSnapshot,
   IdGenerator,
   InstanceBeat,
   InstanceRegistry,
@@ -176,6 +177,11 @@ export class InstrumentedGate implements StockGate {
   held(productId: number): Promise<Map<string, number>> {
     noteCall('gate.held');
     return this.inner.held(productId);
+  }
+
+  snapshot(productId: number): Promise<GateSnapshot> {
+    noteCall('gate.snapshot');
+    return this.inner.snapshot(productId);
   }
 }
 

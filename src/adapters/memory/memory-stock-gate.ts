@@ -4,6 +4,7 @@ import {
   type GateAnswer,
   type GateBudget,
   type GateReservation,
+  type GateSnapshot,
   type KeyOutcome,
   type StockGate,
 } from '../../application/index.js';
@@ -230,10 +231,21 @@ export class MemoryStockGate implements StockGate {
   }
 
   held(productId: number): Promise<Map<string, number>> {
+    return Promise.resolve(this.heldNow(productId));
+  }
+
+  snapshot(productId: number): Promise<GateSnapshot> {
+    return Promise.resolve({
+      stockLeft: this.gates.get(productId)?.stock ?? null,
+      held: this.heldNow(productId),
+    });
+  }
+
+  private heldNow(productId: number): Map<string, number> {
     const held = new Map<string, number>();
     for (const [orderId, h] of this.gates.get(productId)?.reservations ?? [])
       if (!h.restored) held.set(orderId, h.quantity);
-    return Promise.resolve(held);
+    return held;
   }
 
   /** Drops a product's gate, as a Redis that restarted empty would. */

@@ -161,6 +161,14 @@ end
 return 1
 `;
 
+/**
+ * KEYS: stock, reservations by orderId. The stock left (false when not loaded) and every reservation's entry, in
+ * one atomic read: every unit the stock lacks is held by an entry (`H:`) read with it.
+ */
+export const SNAPSHOT = `
+return {redis.call('GET', KEYS[1]), redis.call('HGETALL', KEYS[2])}
+`;
+
 /** KEYS: stock. ARGV: stock, force. A live gate is kept: overwriting it would erase decrements. */
 export const WARM = `
 if ARGV[2] ~= '1' and redis.call('EXISTS', KEYS[1]) == 1 then return 0 end

@@ -4,11 +4,12 @@ import {
   type GateAnswer,
   type GateBudget,
   type GateReservation,
+  type GateSnapshot,
   type KeyOutcome,
   type StockGate,
 } from '../../application/index.js';
 import { guarded, type RedisClient } from './redis-connection.js';
-import { ADJUST, RESERVE, RESERVED_BY, RESTORE, UNLOCK, WARM } from './redis-gate-scripts.js';
+import { ADJUST, RESERVE, RESERVED_BY, RESTORE, SNAPSHOT, UNLOCK, WARM } from './redis-gate-scripts.js';
 import { pathTokenKey } from './redis-sale-paths.js';
 
 /** Reads a key's record (`O:<quantity>:<orderId>`, `S:<quantity>`, `L:<quantity>`). */
@@ -42,6 +43,7 @@ type GateCommands = {
   seckillReservedBy(orders: string, max: number): Promise<string[] | null>;
   seckillWarm(stock: string, value: number, force: string): Promise<number>;
   seckillAdjust(stock: string, delta: number): Promise<number | null>;
+  seckillSnapshot(stock: string, orders: string): Promise<[string | null, string[]]>;
 };
 
 /** Installs the scripts once per client; ioredis sends them by SHA and reloads them after SCRIPT FLUSH. */
@@ -56,6 +58,7 @@ const withGateCommands = (client: RedisClient): RedisClient & GateCommands => {
     client.defineCommand('seckillReservedBy', { numberOfKeys: 1, lua: RESERVED_BY });
     client.defineCommand('seckillWarm', { numberOfKeys: 1, lua: WARM });
     client.defineCommand('seckillAdjust', { numberOfKeys: 1, lua: ADJUST });
+    client.defineCommand('seckillSnapshot', { numberOfKeys: 2, lua: SNAPSHOT });
   }
   return client as RedisClient & GateCommands;
 };
@@ -305,10 +308,23 @@ export class RedisStockGate implements StockGate {
   async held(productId: number): Promise<Map<string, number>> {
     const entries = await guarded('gate held', () => this.redis.hgetall(this.keys(productId).orders));
     const held = new Map<string, number>();
-    for (const [orderId, entry] of Object.entries(entries)) {
-      if (!entry.startsWith('H:')) continue;
-      held.set(orderId, Number(entry.slice(2, entry.indexOf(':', 2))));
-    }
+    for (const [orderId, entry] of Object.entries(entries)) addHeld(held, orderId, entry);
     return held;
   }
+
+  async snapshot(productId: number): Promise<GateSnapshot> {
+    const k = this.keys(productId);
+    const [stock, entries] = await guarded('gate snapshot', () =>
+      this.redis.seckillSnapshot(k.stock, k.orders),
+    );
+    const held = new Map<string, number>();
+    // HGETALL's answer: field, value, field, value…
+    for (let i = 0; i + 1 < entries.length; i += 2) addHeld(held, entries[i]!, entries[i + 1]!);
+    return { stockLeft: stock === null ? null : Number(stock), held };
+  }
 }
+
+/** A reservation's entry (`H:<quantity>:<user>` held, `R:…` restored): the held ones, by orderId. */
+const addHeld = (held: Map<string, number>, orderId: string, entry: string): void => {
+  if (entry.startsWith('H:')) held.set(orderId, Number(entry.slice(2, entry.indexOf(':', 2))));
+};

@@ -80,6 +80,12 @@ export const answerFromKey = (recorded: KeyOutcome, quantity: number, stockLeft:
 };
 
 /**
+ * The stock left and the reservations held (orderId → quantity), read in one atomic step: every unit the stock
+ * lacks is in `held` (or was given back by restore), whatever reserves or restores meanwhile.
+ */
+export type GateSnapshot = Readonly<{ stockLeft: number | null; held: ReadonlyMap<string, number> }>;
+
+/**
  * The fast gate in front of MySQL: one atomic step per order attempt spends the budgets, takes the buyer's lock,
  * looks at the buyer's key, uses the path token up, checks the buyer's limit, checks and decrements the stock,
  * and records the reservation by orderId so that its restore happens at most once. All of a product's keys
@@ -127,4 +133,6 @@ export interface StockGate {
   adjust(productId: number, delta: number): Promise<number | null>;
   /** Reservations the gate holds and has not restored: orderId → quantity. */
   held(productId: number): Promise<Map<string, number>>;
+  /** The stock left and the reservations held, in one atomic read (what reconciliation compares with MySQL). */
+  snapshot(productId: number): Promise<GateSnapshot>;
 }

@@ -7,8 +7,8 @@ import {
   storeDrift,
   type Violation,
 } from '../../domain/index.js';
-import type { Clock, EventStore, Inventory, OrderReadModel, StockGate } from '../ports/index.js';
-import { readStockBooks } from '../stock-books.js';
+import type { Clock, EventStore } from '../ports/index.js';
+import type { StockBooksReader } from '../stock-books.js';
 
 export type AuditProductLine = Readonly<{
   productId: number;
@@ -39,9 +39,8 @@ export class AuditHistory {
   constructor(
     private readonly deps: Readonly<{
       events: Pick<EventStore, 'readAll'>;
-      inventory: Inventory;
-      orders: OrderReadModel;
-      gate: StockGate;
+      /** each product's figures now: the gate's, then MySQL's */
+      books: StockBooksReader;
       clock: Clock;
       staleAfterMs: number;
       pageSize: number;
@@ -57,7 +56,7 @@ export class AuditHistory {
     const observations: StoreObservation[] = [];
     const products: AuditProductLine[] = [];
     for (const ledger of replay.products.values()) {
-      const books = await readStockBooks(this.deps, ledger.productId);
+      const books = await this.deps.books.read(ledger.productId);
       observations.push({
         productId: ledger.productId,
         mysqlStock: books?.mysqlStock ?? null,

@@ -1,3 +1,4 @@
+import { expectedGateStock } from '../../domain/index.js';
 import type { ProductCommands } from '../order-stream.js';
 import type {
   Clock,
@@ -9,7 +10,10 @@ import type {
   SoldOutFlags,
   StockGate,
 } from '../ports/index.js';
-import { readStockBooks, type StockBooks, type StockReading } from '../stock-books.js';
+import type { StockBooks, StockBooksReader, StockReading } from '../stock-books.js';
+
+type GivenBack = Readonly<{ orders: number; units: number }>;
+const NOTHING: GivenBack = { orders: 0, units: 0 };
 
 export type ReconciliationAction = 'IN_STEP' | 'ADJUSTED' | 'REBUILT' | 'UNSETTLED';
 
@@ -18,7 +22,10 @@ export type ReconciliationLine = StockReading &
     drift: number;
     action: ReconciliationAction;
     gateAfter: number | null;
-    /** released orders whose restore the gate had lost, given back to it by this run */
+    /**
+     * orders whose unit this run gave back to the gate: released orders whose restore the gate had lost, and
+     * reservations MySQL never recorded
+     */
     restored: number;
   }>;
 
@@ -31,13 +38,25 @@ export type ReconciliationReport = Readonly<{
 /**
  * Brings the gate in line with MySQL without re-opening sold stock. The gate should equal MySQL stock less
  * what is reserved but undecided and what is released but not yet given back; copying MySQL stock into Redis
- * while reservations are in flight would sell units that MySQL must then refuse. A drift is fixed only when
- * two readings a settle interval apart agree, and only with INCRBY/DECRBY, which keeps concurrent decrements.
+ * while reservations are in flight would sell units that MySQL must then refuse.
  *
- * A released order the gate still holds at both readings is given back to it here, by the compensation's own
- * restore (once per order, whoever comes first): its restore was lost, say by a Redis failover that dropped
- * the acknowledged write, and no message will bring it again. Left alone, the books would wait for it for ever
- * and its unit would never be offered again.
+ * Orders flow while it reads, so each reading is taken apart by orderId: a reservation between the gate and its
+ * transaction (held, not in MySQL) and an order MySQL recorded after the gate was read (in MySQL, not held, and
+ * held at the other reading) are passing through, and their units are counted where they are going. What is
+ * left is a drift: a reservation the gate lost (not held at either reading), a restore it lost, a hand edit. A
+ * drift is fixed only when two readings a settle interval apart agree, and only with INCRBY/DECRBY, which keeps
+ * concurrent decrements. (Comparing counts alone, steady traffic looks like a drift: eight buyers always
+ * between the gate and MySQL read as a gate eight units low at both readings, and an INCRBY of eight re-opens
+ * units that MySQL then refuses to buyers already told their order was accepted.)
+ *
+ * Two kinds of units are given back by orderId, with the gate's own restore (once per order, whoever comes
+ * first), rather than by a count:
+ * - a released order the gate still holds at both readings: its restore was lost, say by a Redis failover that
+ *   dropped the acknowledged write, and no message will bring it again;
+ * - a reservation MySQL lacks at both readings, once its transaction can no longer commit: the transaction
+ *   failed and the restore after it failed too, or its commit went unanswered and never landed. The buyer's
+ *   count on the product goes back with the unit.
+ * Left alone, either unit would never be offered again.
  */
 export class ReconcileStock {
   constructor(
@@ -45,6 +64,8 @@ export class ReconcileStock {
       products: ProductCommands;
       inventory: Inventory;
       orders: OrderReadModel;
+      /** each reading: the gate's, then MySQL's */
+      books: StockBooksReader;
       gate: StockGate;
       soldOut: SoldOutFlags;
       clock: Clock;
@@ -53,34 +74,46 @@ export class ReconcileStock {
       logger: Logger;
       metrics: Metrics;
       settleMs: number;
+      /** the longest a reservation's transaction runs: after it, a reservation MySQL lacks never lands */
+      recordDeadlineMs: number;
     }>,
   ) {}
 
   async run(): Promise<ReconciliationReport> {
     const startedAt = this.deps.clock.now();
+    const firstReadAt = Date.parse(startedAt);
     const products = await this.deps.inventory.list();
     const first = new Map<number, StockBooks>();
     for (const p of products) {
-      const reading = await readStockBooks(this.deps, p.productId);
+      const reading = await this.deps.books.read(p.productId);
       if (reading) first.set(p.productId, reading);
     }
     await this.deps.clock.sleep(this.deps.settleMs);
     const lines: ReconciliationLine[] = [];
     for (const [productId, before] of first) {
-      const after = await readStockBooks(this.deps, productId);
-      if (after) lines.push(await this.settle(before, after));
+      const after = await this.deps.books.read(productId);
+      if (after) lines.push(await this.settle(before, after, firstReadAt));
     }
     return { startedAt, finishedAt: this.deps.clock.now(), products: lines };
   }
 
-  private async settle(before: StockBooks, books: StockBooks): Promise<ReconciliationLine> {
-    const { releasedHeld: _, ...after } = books;
-    const drift = after.gateStock === null ? Number.NaN : after.gateStock - after.expectedGate;
-    const driftBefore = before.gateStock === null ? Number.NaN : before.gateStock - before.expectedGate;
+  private async settle(
+    before: StockBooks,
+    books: StockBooks,
+    firstReadAt: number,
+  ): Promise<ReconciliationLine> {
+    const { releasedHeld: _, unrecorded: __, unheld: ___, ...after } = books;
+    const expected = settledGate(books, before);
+    const drift = after.gateStock === null ? Number.NaN : after.gateStock - expected;
+    const driftBefore =
+      before.gateStock === null ? Number.NaN : before.gateStock - settledGate(before, books);
     // a restore changes the gate and the expected gate alike: the drift read before it still holds
-    const restored = await this.restoreLost(before, books);
+    const lost = await this.restoreLost(before, books);
+    const stranded = await this.restoreStranded(before, books, firstReadAt);
+    const restored = { orders: lost.orders + stranded.orders, units: lost.units + stranded.units };
     const line = {
       ...after,
+      expectedGate: after.gateStock === null ? after.expectedGate : expected,
       drift: Number.isNaN(drift) ? 0 : drift,
       gateAfter: after.gateStock === null ? null : after.gateStock + restored.units,
       restored: restored.orders,
@@ -102,14 +135,11 @@ export class ReconcileStock {
   }
 
   /** Restores the released orders the gate held at both readings (never a gate that is missing). */
-  private async restoreLost(
-    before: StockBooks,
-    after: StockBooks,
-  ): Promise<Readonly<{ orders: number; units: number }>> {
-    if (before.gateStock === null || after.gateStock === null) return { orders: 0, units: 0 };
+  private async restoreLost(before: StockBooks, after: StockBooks): Promise<GivenBack> {
+    if (before.gateStock === null || after.gateStock === null) return NOTHING;
     const seenBefore = new Set(before.releasedHeld);
     const lost = after.releasedHeld.filter((orderId) => seenBefore.has(orderId));
-    if (lost.length === 0) return { orders: 0, units: 0 };
+    if (lost.length === 0) return NOTHING;
     const { productId } = after;
     const quantities = await this.deps.gate.held(productId);
     let orders = 0;
@@ -123,6 +153,41 @@ export class ReconcileStock {
     if (orders > 0) {
       this.deps.metrics.count('reconciliation_restores', { product: String(productId) }, orders);
       this.deps.logger.warn({ productId, orders, units }, 'gate restores the gate had lost, given back');
+      await this.deps.soldOut.announceStockBack(productId);
+    }
+    return { orders, units };
+  }
+
+  /**
+   * Restores the reservations the gate held and MySQL lacked at both readings (never on a gate that is missing),
+   * once none of their transactions can still commit, and if MySQL still lacks them then.
+   */
+  private async restoreStranded(
+    before: StockBooks,
+    after: StockBooks,
+    firstReadAt: number,
+  ): Promise<GivenBack> {
+    if (before.gateStock === null || after.gateStock === null) return NOTHING;
+    const candidates = [...after.unrecorded.keys()].filter((orderId) => before.unrecorded.has(orderId));
+    if (candidates.length === 0) return NOTHING;
+    const { clock, orders: readModel, gate, recordDeadlineMs } = this.deps;
+    const wait = firstReadAt + recordDeadlineMs - Date.parse(clock.now());
+    if (wait > 0) await clock.sleep(wait);
+    const recorded = await readModel.getMany(candidates);
+    const { productId } = after;
+    let orders = 0;
+    let units = 0;
+    for (const orderId of candidates) {
+      if (recorded.has(orderId) || !(await gate.restore(productId, orderId))) continue;
+      orders += 1;
+      units += after.unrecorded.get(orderId) ?? 0;
+    }
+    if (orders > 0) {
+      this.deps.metrics.count('reconciliation_restores', { product: String(productId) }, orders);
+      this.deps.logger.warn(
+        { productId, orders, units },
+        'units the gate held for reservations MySQL never recorded, given back',
+      );
       await this.deps.soldOut.announceStockBack(productId);
     }
     return { orders, units };
@@ -155,3 +220,23 @@ export class ReconcileStock {
     });
   }
 }
+
+/**
+ * What the gate should hold by one reading, what passes through counted where it is going: a reservation held and
+ * not in MySQL has taken its unit already, an order MySQL recorded that was not held at this reading but was at
+ * the other one had not taken it yet. A reservation MySQL lacked at both readings is given back by orderId, so it
+ * is counted as held too.
+ */
+const settledGate = (reading: StockBooks, other: StockBooks): number => {
+  let unrecorded = 0;
+  for (const quantity of reading.unrecorded.values()) unrecorded += quantity;
+  let recordedSince = 0;
+  for (const [orderId, quantity] of reading.unheld) if (!other.unheld.has(orderId)) recordedSince += quantity;
+  return expectedGateStock({
+    stock: reading.mysqlStock,
+    undecided: reading.inFlight,
+    releasedNotRestored: reading.releasedNotRestored,
+    unrecorded,
+    recordedSince,
+  });
+};

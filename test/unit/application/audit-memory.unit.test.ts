@@ -1,10 +1,9 @@
 import { runInNewContext } from 'node:vm';
 import { setFlagsFromString } from 'node:v8';
 import { describe, expect, it } from '@jest/globals';
-import { AuditHistory } from '../../../src/application/index.js';
+import { AuditHistory, StockBooksReader } from '../../../src/application/index.js';
 import { MemoryDatabase } from '../../../src/adapters/memory/memory-database.js';
-import { MemoryInventory } from '../../../src/adapters/memory/memory-inventory.js';
-import { MemoryOrderReadModel } from '../../../src/adapters/memory/memory-order-read-model.js';
+import { MemoryUnitOfWork } from '../../../src/adapters/memory/memory-unit-of-work.js';
 import { MemoryStockGate } from '../../../src/adapters/memory/memory-stock-gate.js';
 import { SystemClock } from '../../../src/adapters/system/system-clock.js';
 import { SyntheticHistory } from '../../../scripts/history/synthetic-history.js';
@@ -27,9 +26,7 @@ describe('the audit streams the event store', () => {
     const db = new MemoryDatabase();
     const audit = new AuditHistory({
       events: history,
-      inventory: new MemoryInventory(db),
-      orders: new MemoryOrderReadModel(db),
-      gate: new MemoryStockGate(),
+      books: new StockBooksReader({ gate: new MemoryStockGate(), unitOfWork: new MemoryUnitOfWork(db) }),
       clock: new SystemClock(),
       staleAfterMs: 24 * 3_600_000,
       pageSize: 1_000,

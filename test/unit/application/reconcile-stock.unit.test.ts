@@ -6,7 +6,9 @@ import {
   type OrderView,
   ReconcileStock,
   type StatusTally,
+  StockBooksReader,
   Topics,
+  type UnitOfWork,
 } from '../../../src/application/index.js';
 import { type DomainEvent, type OrderStatus, productStreamId } from '../../../src/domain/index.js';
 import { type AppHarness, buyers, type HarnessOptions, startApp } from '../../support/app-harness.js';
@@ -47,6 +49,20 @@ describe('ReconcileStock', () => {
     await app.releaseOrder.cancel(buyer, orderId, `cancel-${orderId}`);
     await app.drained();
     app.gate.loseRestores = false;
+  };
+
+  /** Records a reservation the gate took, as the order path's transaction does. */
+  const recordReservation = (app: AppHarness, productId: number, orderId: string, userId: string) => {
+    const now = app.clock.now();
+    return app.commands.orders.write((tx) =>
+      tx.decide([
+        {
+          command: { type: 'ReserveOrder', orderId, productId, userId, quantity: 1, now },
+          context: { occurredAt: now, correlationId: orderId, causationId: orderId, userId },
+          isNew: true,
+        },
+      ]),
+    );
   };
 
   const releasedSoldOut = async (app: AppHarness, productId: number): Promise<number> =>
@@ -97,19 +113,45 @@ describe('ReconcileStock', () => {
     expect(await app.buy('alice', productId)).toMatchObject({ ok: true, status: 'RESERVED' });
   });
 
-  it('gives back the unit of a failed order whose gate restore failed too', async () => {
+  it('gives back the unit of a failed order whose gate restore failed too, and the buyer may order again', async () => {
     const app = await start();
-    const productId = await app.listProduct({ stock: 5 });
+    const productId = await app.listProduct({ stock: 5, perUserLimit: 1, maxPerOrder: 1 });
     app.unitOfWork.failNext();
     app.gate.failRestores = true;
     await expect(app.buy('alice', productId)).rejects.toThrow('database unavailable');
     app.gate.failRestores = false;
     expect(await app.gate.stockLeft(productId)).toBe(4);
+    // the gate still counts alice's unit against her limit
+    expect(await app.buy('alice', productId)).toMatchObject({ ok: false, code: 'LIMIT_EXCEEDED' });
 
     const report = await app.reconcile.run();
 
-    expect(report.products[0]).toMatchObject({ drift: -1, action: 'ADJUSTED', gateAfter: 5 });
+    // given back by its orderId, with alice's count: nothing else drifted
+    expect(report.products[0]).toMatchObject({ restored: 1, drift: 0, action: 'IN_STEP', gateAfter: 5 });
     expect(await app.gate.stockLeft(productId)).toBe(5);
+    expect(app.metrics.total('reconciliation_restores')).toBe(1);
+    expect(await app.buy('alice', productId)).toMatchObject({ ok: true, status: 'RESERVED' });
+    expect((await app.reconcile.run()).products[0]).toMatchObject({ restored: 0, action: 'IN_STEP' });
+  });
+
+  it('gives back a reservation MySQL lacks only once its transaction can no longer commit, and not if it landed', async () => {
+    const app = await start({ settleMs: 500 });
+    const productId = await app.listProduct({ stock: 5 });
+    await app.gate.reserve({ productId, orderId: 'late', userId: 'bob', quantity: 1, perUserLimit: 2 });
+    const started = Date.parse(app.clock.now());
+    // the transaction lands in the last moment of its deadline, after the second reading
+    const sleeps: number[] = [];
+    app.clock.onSleep = async (ms) => {
+      sleeps.push(ms);
+      if (sleeps.length === 2) await recordReservation(app, productId, 'late', 'bob');
+    };
+
+    const report = await app.reconcile.run();
+
+    expect(sleeps).toEqual([500, 2_500]);
+    expect(Date.parse(report.finishedAt) - started).toBe(3_000);
+    expect(report.products[0]).toMatchObject({ restored: 0, drift: 0, action: 'IN_STEP', gateAfter: 4 });
+    expect(await app.gate.held(productId)).toEqual(new Map([['late', 1]]));
   });
 
   it('gives back a restore the gate lost (acknowledged, then dropped by a failover): the unit is for sale again', async () => {
@@ -201,6 +243,23 @@ describe('ReconcileStock', () => {
     const app = await start();
     const productId = await app.listProduct({ stock: 10 });
     await app.gate.adjust(productId, 3);
+    // another hand on the gate while the reconciler waits
+    app.clock.onSleep = async () => {
+      await app.gate.adjust(productId, 1);
+    };
+
+    const report = await app.reconcile.run();
+
+    expect(report.products[0]).toMatchObject({ action: 'UNSETTLED', gateAfter: 14 });
+    expect(await app.gate.stockLeft(productId)).toBe(14);
+    expect(await reconciliations(app, productId)).toEqual([]);
+    expect(app.metrics.total('reconciliation_fixes')).toBe(0);
+  });
+
+  it('tells a buyer passing the gate between its readings from a drift, by orderId', async () => {
+    const app = await start();
+    const productId = await app.listProduct({ stock: 10 });
+    await app.gate.adjust(productId, 3);
     // a buyer passes the gate while the reconciler waits; the order is not in MySQL yet
     app.clock.onSleep = async () => {
       await app.gate.reserve({
@@ -214,10 +273,43 @@ describe('ReconcileStock', () => {
 
     const report = await app.reconcile.run();
 
-    expect(report.products[0]).toMatchObject({ action: 'UNSETTLED', gateAfter: 12 });
-    expect(await app.gate.stockLeft(productId)).toBe(12);
-    expect(await reconciliations(app, productId)).toEqual([]);
-    expect(app.metrics.total('reconciliation_fixes')).toBe(0);
+    // the 3 units of drift taken back; bob's unit stays taken
+    expect(report.products[0]).toMatchObject({ drift: 3, action: 'ADJUSTED', gateAfter: 9 });
+    expect(await app.gate.stockLeft(productId)).toBe(9);
+  });
+
+  it('under steady traffic, the same number of buyers between the gate and MySQL at both readings is no drift', async () => {
+    const app = await start({ consumers: false });
+    const productId = await app.listProduct({ stock: 16, perUserLimit: 1, maxPerOrder: 1 });
+    const passGate = async (from: number) => {
+      for (let i = from; i < from + 8; i += 1)
+        await app.gate.reserve({
+          productId,
+          orderId: `o${i}`,
+          userId: `b${i}`,
+          quantity: 1,
+          perUserLimit: 1,
+        });
+    };
+    // eight buyers between the gate and MySQL at each reading, never the same eight
+    await passGate(0);
+    app.clock.onSleep = async () => {
+      for (let i = 0; i < 8; i += 1) await recordReservation(app, productId, `o${i}`, `b${i}`);
+      await passGate(8);
+    };
+
+    const report = await app.reconcile.run();
+
+    // counted alone, the gate looks 8 units low at both readings; an INCRBY of 8 would offer 24 units for 16
+    expect(report.products[0]).toMatchObject({ gateStock: 0, drift: 0, action: 'IN_STEP', gateAfter: 0 });
+    expect(await app.buy('late-comer', productId)).toMatchObject({ ok: false, code: 'SOLD_OUT' });
+    app.clock.onSleep = null;
+    for (let i = 8; i < 16; i += 1) await recordReservation(app, productId, `o${i}`, `b${i}`);
+    await app.startConsumers();
+    await app.drained();
+    expect(await app.orders.findByProduct(productId, ['COMMITTED'])).toHaveLength(16);
+    expect(await releasedSoldOut(app, productId)).toBe(0);
+    expect((await app.audit.run()).ok).toBe(true);
   });
 
   it('waits a settle interval between its two readings', async () => {
@@ -312,13 +404,14 @@ describe('ReconcileStock', () => {
   });
 
   /**
-   * Lets a test run something between two reads of readStockBooks, as a real MySQL round trip allows: here,
-   * the commit consumer's transaction lands after MySQL stock was read and before the in-flight orders are.
+   * Lets a test run something while readStockBooks reads the orders, as a real MySQL round trip allows: here,
+   * the commit consumer's transaction tries to land between the reads of the stock and of the orders.
    */
   class InterleavingReadModel implements OrderReadModel {
-    beforeReservedRead: (() => Promise<void>) | null = null;
-
-    constructor(private readonly inner: OrderReadModel) {}
+    constructor(
+      private readonly inner: OrderReadModel,
+      private readonly beforeReservedRead: () => Promise<void>,
+    ) {}
 
     upsert(order: OrderView): Promise<void> {
       return this.inner.upsert(order);
@@ -361,7 +454,7 @@ describe('ReconcileStock', () => {
     }
 
     async findByProduct(productId: number, statuses: readonly OrderStatus[]): Promise<OrderView[]> {
-      if (statuses.includes('RESERVED') && this.beforeReservedRead) await this.beforeReservedRead();
+      if (statuses.includes('RESERVED')) await this.beforeReservedRead();
       return this.inner.findByProduct(productId, statuses);
     }
   }
@@ -372,20 +465,26 @@ describe('ReconcileStock', () => {
     await crowd(app, productId, buyers(5, 'first'));
     await app.dispatcher.settle();
     const pending: InboundMessage[] = [...app.bus.messages(Topics.ORDERS_RESERVED)];
-    const orders = new InterleavingReadModel(app.orders);
     const landed: Promise<void>[] = [];
     // the commit gets one turn of the event loop to land; a reader that isolates its reads holds it back
-    orders.beforeReservedRead = async () => {
+    const commitOne = async () => {
       const next = pending.shift();
       if (!next) return;
       const commit = app.commit.handle([next]);
       landed.push(commit);
       await Promise.race([commit, new Promise<void>((resolve) => setImmediate(resolve))]);
     };
+    const interleaving: UnitOfWork = {
+      run: (work) =>
+        app.unitOfWork.run((stores) =>
+          work({ ...stores, orders: new InterleavingReadModel(stores.orders, commitOne) }),
+        ),
+    };
     const reconcile = new ReconcileStock({
       products: app.commands.products,
       inventory: app.inventory,
-      orders,
+      orders: app.orders,
+      books: new StockBooksReader({ gate: app.gate, unitOfWork: interleaving }),
       gate: app.gate,
       soldOut: app.soldOut,
       clock: app.clock,
@@ -393,6 +492,7 @@ describe('ReconcileStock', () => {
       logger: app.logger,
       metrics: app.metrics,
       settleMs: 2_000,
+      recordDeadlineMs: 3_000,
     });
 
     await reconcile.run();
