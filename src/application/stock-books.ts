@@ -27,6 +27,8 @@ export type StockBooks = StockReading &
   }>;
 
 const EVERY_STATUS: readonly OrderStatus[] = ['RESERVED', 'COMMITTED', 'PAID', 'RELEASED'];
+/** what the figures alone need: the orders undecided, and the released ones the gate may still hold */
+const OPEN_STATUSES: readonly OrderStatus[] = ['RESERVED', 'RELEASED'];
 
 /**
  * Reads a product's books: the gate in one atomic read (its stock and the reservations it holds), then MySQL in
@@ -36,21 +38,34 @@ const EVERY_STATUS: readonly OrderStatus[] = ['RESERVED', 'COMMITTED', 'PAID', '
 export class StockBooksReader {
   constructor(private readonly stores: Readonly<{ gate: StockGate; unitOfWork: UnitOfWork }>) {}
 
+  /** Every order of the product is read, for the per-order comparison: what reconciliation decides on. */
   read(productId: number): Promise<StockBooks | null> {
-    return readStockBooks(this.stores, productId);
+    return readStockBooks(this.stores, productId, EVERY_STATUS);
+  }
+
+  /**
+   * The figures alone (what the audit compares once the pipeline is quiet): only the undecided and released
+   * orders are read, so the cost does not grow with the orders sold. The per-order comparison is left out.
+   */
+  async figures(productId: number): Promise<StockReading | null> {
+    const books = await readStockBooks(this.stores, productId, OPEN_STATUSES);
+    if (!books) return null;
+    const { releasedHeld: _, unrecorded: __, unheld: ___, ...figures } = books;
+    return figures;
   }
 }
 
 const readStockBooks = async (
   stores: Readonly<{ gate: StockGate; unitOfWork: UnitOfWork }>,
   productId: number,
+  statuses: readonly OrderStatus[],
 ): Promise<StockBooks | null> => {
   const { stockLeft: gateStock, held } = await stores.gate.snapshot(productId);
   const { product, orders } = await stores.unitOfWork.run(async ({ inventory, orders }) => {
     // both on the transaction's connection, one after the other, in one consistent view
     const [product, list] = await Promise.all([
       inventory.get(productId),
-      orders.findByProduct(productId, EVERY_STATUS),
+      orders.findByProduct(productId, statuses),
     ]);
     return { product, orders: list };
   });

@@ -245,7 +245,7 @@ export const compose = (ports: Ports, config: CompositionConfig): Application =>
     logger,
     metrics,
     settleMs: config.reconcileSettleMs,
-    recordDeadlineMs: config.mysql.operationTimeoutMs,
+    recordDeadlineMs: config.groupCommit.maxWaitMs + config.mysql.operationTimeoutMs,
   });
   const audit = new AuditHistory({
     events,

@@ -760,6 +760,66 @@ export const stockGateContract = (
       });
     });
 
+    describe('abandon (a reservation MySQL never recorded)', () => {
+      const keyed = (orderId: string) =>
+        reservation(orderId, {
+          userId: 'buyer',
+          quantity: 2,
+          perUserLimit: 2,
+          idempotency: { key: 'click-1', ttlMs: MINUTE, maxLive: 1 },
+        });
+
+      it("gives back its stock and the buyer's quota once; restore and a retried call of it take nothing after", async () => {
+        await gate().warm(PRODUCT, 5);
+        await gate().reserve(reservation('o1', { userId: 'buyer', quantity: 2, perUserLimit: 2 }));
+        expect(await gate().abandon(PRODUCT, 'o1')).toBe(true);
+        expect(await gate().snapshot(PRODUCT)).toEqual({ stockLeft: 5, held: new Map() });
+        expect(await gate().abandon(PRODUCT, 'o1')).toBe(false);
+        expect(await gate().restore(PRODUCT, 'o1')).toBe(false);
+        // its orderId is spent: a retried call of it answers ok and takes nothing
+        await gate().reserve(reservation('o1', { userId: 'buyer', quantity: 2, perUserLimit: 2 }));
+        expect(await gate().stockLeft(PRODUCT)).toBe(5);
+        // the quota came back with the unit
+        expect(
+          (await gate().reserve(reservation('o2', { userId: 'buyer', quantity: 2, perUserLimit: 2 }))).ok,
+        ).toBe(true);
+        expect(await gate().stockLeft(PRODUCT)).toBe(3);
+      });
+
+      it("leaves it held while the buyer's lock is taken: a request of the buyer may be recording it", async () => {
+        await gate().warm(PRODUCT, 5);
+        await gate().reserve(reservation('o1', { userId: 'buyer', lock: { owner: 'o1', leaseMs: MINUTE } }));
+        expect(await gate().abandon(PRODUCT, 'o1')).toBe(false);
+        expect(await gate().held(PRODUCT)).toEqual(new Map([['o1', 1]]));
+        expect(await gate().unlock(PRODUCT, 'buyer', 'o1')).toBe(true);
+        expect(await gate().abandon(PRODUCT, 'o1')).toBe(true);
+        expect(await gate().stockLeft(PRODUCT)).toBe(5);
+      });
+
+      it("asks a repeat with the buyer's key afresh, as a new order, rather than answering the abandoned one", async () => {
+        await gate().warm(PRODUCT, 5);
+        expect(await gate().reserve(keyed('o1'))).toEqual({ ok: true, stockLeft: 3 });
+        expect(await gate().reserve(keyed('retry'))).toEqual({ ok: true, stockLeft: 3, replayOf: 'o1' });
+        expect(await gate().abandon(PRODUCT, 'o1')).toBe(true);
+
+        // the key's record pointed at a reservation given back: the repeat takes a unit of its own
+        expect(await gate().reserve(keyed('o2'))).toEqual({ ok: true, stockLeft: 3 });
+        expect(await gate().held(PRODUCT)).toEqual(new Map([['o2', 2]]));
+        // and the key now answers with the new order, within the buyer's one live key
+        expect(await gate().reserve(keyed('o3'))).toEqual({ ok: true, stockLeft: 3, replayOf: 'o2' });
+      });
+
+      it('does nothing to a restored reservation, an unknown one, or on a gate not loaded', async () => {
+        expect(await gate().abandon(PRODUCT, 'o1')).toBe(false);
+        await gate().warm(PRODUCT, 5);
+        await gate().reserve(reservation('o1'));
+        expect(await gate().restore(PRODUCT, 'o1')).toBe(true);
+        expect(await gate().abandon(PRODUCT, 'o1')).toBe(false);
+        expect(await gate().abandon(PRODUCT, 'unknown')).toBe(false);
+        expect(await gate().stockLeft(PRODUCT)).toBe(5);
+      });
+    });
+
     describe('snapshot', () => {
       it('reads the stock left with the reservations held: a unit the stock lacks is held, or was restored', async () => {
         expect(await gate().snapshot(PRODUCT)).toEqual({ stockLeft: null, held: new Map() });

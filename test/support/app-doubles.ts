@@ -152,6 +152,11 @@ export class InstrumentedGate implements StockGate {
     return this.inner.restore(productId, orderId, forgetKey);
   }
 
+  abandon(productId: number, orderId: string): Promise<boolean> {
+    noteCall('gate.abandon');
+    return this.inner.abandon(productId, orderId);
+  }
+
   unlock(productId: number, userId: string, owner: string): Promise<boolean> {
     noteCall('gate.unlock');
     this.unlockCalls += 1;

@@ -1,3 +1,4 @@
+// The memory profile's gate in one class, step for step with the Lua scripts it stands in for, each call atomic as they are.
 import { breaksUserLimit } from '../../domain/index.js';
 import {
   answerFromKey,
@@ -10,7 +11,8 @@ import {
 } from '../../application/index.js';
 import type { MemorySalePaths } from './memory-sale-paths.js';
 
-type Held = { userId: string; quantity: number; restored: boolean };
+/** `restored`: given back (by restore or abandon); `abandoned`: given back as never recorded (see abandon) */
+type Held = { userId: string; quantity: number; restored: boolean; abandoned?: boolean };
 type Expiring<T> = { value: T; expiresAtMs: number };
 type ProductGate = {
   stock: number;
@@ -121,7 +123,14 @@ export class MemoryStockGate implements StockGate {
   /** The key's record answers a repeat; a replay without one, or a key past the buyer's bound, is refused. */
   private answerByKey(buyers: Buyers, gate: ProductGate, r: GateReservation, now: number): GateAnswer | null {
     const keyed = r.idempotency;
-    const recorded = keyed ? live(buyers.keys.get(`${r.userId}|${keyed.key}`), now) : undefined;
+    const name = keyed ? `${r.userId}|${keyed.key}` : '';
+    let recorded = keyed ? live(buyers.keys.get(name), now) : undefined;
+    if (recorded?.outcome === 'RESERVED' && gate.reservations.get(recorded.orderId)?.abandoned) {
+      // its reservation was never recorded and was given back: the request goes on as a new one
+      buyers.keys.delete(name);
+      buyers.liveKeys.get(r.userId)?.delete(keyed!.key);
+      recorded = undefined;
+    }
     if (recorded) {
       if (recorded.outcome === 'RESERVED') this.takeLock(buyers, r, now);
       return answerFromKey(recorded, r.quantity, gate.stock);
@@ -216,6 +225,19 @@ export class MemoryStockGate implements StockGate {
         this.buyersOf(productId).liveKeys.get(forgetKey.userId)?.delete(forgetKey.key);
       }
     }
+    return Promise.resolve(true);
+  }
+
+  abandon(productId: number, orderId: string): Promise<boolean> {
+    const gate = this.gates.get(productId);
+    const held = gate?.reservations.get(orderId);
+    if (!gate || !held || held.restored) return Promise.resolve(false);
+    const lock = this.buyers.get(productId)?.locks.get(held.userId);
+    if (lock && lock.expiresAtMs > this.nowMs()) return Promise.resolve(false);
+    held.restored = true;
+    held.abandoned = true;
+    gate.stock += held.quantity;
+    gate.perUser.set(held.userId, Math.max(0, (gate.perUser.get(held.userId) ?? 0) - held.quantity));
     return Promise.resolve(true);
   }
 

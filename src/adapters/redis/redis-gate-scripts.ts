@@ -4,7 +4,8 @@
  * One order attempt, in one atomic step.
  * KEYS: 1 stock, 2 per-user units, 3 reservations by orderId, 4 the buyer's lock, 5 the buyer's key, 6 the
  * buyer's budget, 7 the address's budget, 8 the path token, 9 the buyer's live keys (a sorted set: key → when
- * it ends). ARGV: 1 userId, 2 orderId, 3 quantity, 4 perUserLimit, 5 key ttl ms (0: no key), 6 lock lease ms
+ * it ends). A key whose reservation was abandoned (`X:`: never recorded, given back by reconciliation) is
+ * forgotten here, and the request goes on as a new one. ARGV: 1 userId, 2 orderId, 3 quantity, 4 perUserLimit, 5 key ttl ms (0: no key), 6 lock lease ms
  * (0: no lock), 7-8 buyer budget points and window ms (0: off), 9-10 address budget points and window ms
  * (0: off), 11 '1': redeem the path token, 12 '1': answer from the key only, 13 the most live keys a buyer
  * holds on the product (0: no bound).
@@ -57,7 +58,15 @@ end
 local keyed = tonumber(ARGV[5]) > 0
 if keyed then
   local recorded = redis.call('GET', KEYS[5])
-  if recorded then
+  local abandoned = false
+  if recorded and string.sub(recorded, 1, 2) == 'O:' then
+    local entry = redis.call('HGET', KEYS[3], string.sub(recorded, string.find(recorded, ':', 3, true) + 1))
+    abandoned = entry ~= false and string.sub(entry, 1, 2) == 'X:'
+  end
+  if abandoned then
+    redis.call('DEL', KEYS[5])
+    redis.call('ZREM', KEYS[9], KEYS[5])
+  elseif recorded then
     if lease > 0 and string.sub(recorded, 1, 2) == 'O:' then
       redis.call('SET', KEYS[4], ARGV[2], 'PX', lease)
     end
@@ -167,6 +176,24 @@ return 1
  */
 export const SNAPSHOT = `
 return {redis.call('GET', KEYS[1]), redis.call('HGETALL', KEYS[2])}
+`;
+
+/**
+ * KEYS: stock, per-user units, reservations by orderId, the buyer's lock. ARGV: orderId, its held entry as read
+ * (`H:<quantity>:<user>`, which names the lock). Gives back a reservation MySQL never recorded: the entry turns
+ * from H to X (abandoned), which restore leaves alone and which makes the buyer's key ask afresh. Nothing is done
+ * if the entry changed, the stock key is missing, or the buyer's lock is taken.
+ */
+export const ABANDON = `
+if redis.call('HGET', KEYS[3], ARGV[1]) ~= ARGV[2] then return 0 end
+if redis.call('EXISTS', KEYS[4]) == 1 or redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+local sep = string.find(ARGV[2], ':', 3, true)
+local quantity = tonumber(string.sub(ARGV[2], 3, sep - 1))
+local user = string.sub(ARGV[2], sep + 1)
+redis.call('INCRBY', KEYS[1], quantity)
+if redis.call('HINCRBY', KEYS[2], user, -quantity) <= 0 then redis.call('HDEL', KEYS[2], user) end
+redis.call('HSET', KEYS[3], ARGV[1], 'X' .. string.sub(ARGV[2], 2))
+return 1
 `;
 
 /** KEYS: stock. ARGV: stock, force. A live gate is kept: overwriting it would erase decrements. */

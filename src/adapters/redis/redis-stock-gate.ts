@@ -9,7 +9,16 @@ import {
   type StockGate,
 } from '../../application/index.js';
 import { guarded, type RedisClient } from './redis-connection.js';
-import { ADJUST, RESERVE, RESERVED_BY, RESTORE, SNAPSHOT, UNLOCK, WARM } from './redis-gate-scripts.js';
+import {
+  ABANDON,
+  ADJUST,
+  RESERVE,
+  RESERVED_BY,
+  RESTORE,
+  SNAPSHOT,
+  UNLOCK,
+  WARM,
+} from './redis-gate-scripts.js';
 import { pathTokenKey } from './redis-sale-paths.js';
 
 /** Reads a key's record (`O:<quantity>:<orderId>`, `S:<quantity>`, `L:<quantity>`). */
@@ -44,6 +53,14 @@ type GateCommands = {
   seckillWarm(stock: string, value: number, force: string): Promise<number>;
   seckillAdjust(stock: string, delta: number): Promise<number | null>;
   seckillSnapshot(stock: string, orders: string): Promise<[string | null, string[]]>;
+  seckillAbandon(
+    stock: string,
+    users: string,
+    orders: string,
+    lock: string,
+    orderId: string,
+    entry: string,
+  ): Promise<number>;
 };
 
 /** Installs the scripts once per client; ioredis sends them by SHA and reloads them after SCRIPT FLUSH. */
@@ -59,6 +76,7 @@ const withGateCommands = (client: RedisClient): RedisClient & GateCommands => {
     client.defineCommand('seckillWarm', { numberOfKeys: 1, lua: WARM });
     client.defineCommand('seckillAdjust', { numberOfKeys: 1, lua: ADJUST });
     client.defineCommand('seckillSnapshot', { numberOfKeys: 2, lua: SNAPSHOT });
+    client.defineCommand('seckillAbandon', { numberOfKeys: 4, lua: ABANDON });
   }
   return client as RedisClient & GateCommands;
 };
@@ -290,6 +308,19 @@ export class RedisStockGate implements StockGate {
               orderId,
             )
           : this.redis.seckillRestore(k.stock, k.users, k.orders, orderId),
+      )) === 1
+    );
+  }
+
+  async abandon(productId: number, orderId: string): Promise<boolean> {
+    const k = this.keys(productId);
+    // the entry names the buyer, whose lock the script must see: read it, and the script acts only if unchanged
+    const entry = await guarded('gate abandon', () => this.redis.hget(k.orders, orderId));
+    if (entry === null || !entry.startsWith('H:')) return false;
+    const lock = lockKeyName(k.base, entry.slice(entry.indexOf(':', 2) + 1));
+    return (
+      (await guarded('gate abandon', () =>
+        this.redis.seckillAbandon(k.stock, k.users, k.orders, lock, orderId, entry),
       )) === 1
     );
   }

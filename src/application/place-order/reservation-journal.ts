@@ -49,8 +49,8 @@ export class ReservationJournal {
    * Records a reservation the gate has just taken. When its batch fails, the unit goes back to the gate and the
    * buyer's key is forgotten (the retry is asked afresh), and the buyer gets InfrastructureUnavailable. When
    * the batch's commit went unanswered, it may have landed: the gate keeps the unit and the key, so a repeat with
-   * the key gets this order (recorded then if it never was); a reservation that never landed and is never
-   * repeated is given back by reconciliation.
+   * the key gets this order (recorded then if it never was); a reservation that never landed and is not
+   * repeated in time is given back by reconciliation, after which a repeat with the key is a new order.
    */
   async record(cmd: PlaceOrderCommand, orderId: string): Promise<void> {
     try {

@@ -127,6 +127,14 @@ export interface StockGate {
     orderId: string,
     forgetKey?: Readonly<{ userId: string; key: string }>,
   ): Promise<boolean>;
+  /**
+   * Gives back a reservation MySQL never recorded (reconciliation, once no transaction of it can still commit):
+   * its stock and the user's quota, once, and its orderId is spent like a restored one. A repeat with the buyer's
+   * key is then asked afresh, as a new order, rather than answered with this one (which would record it with a
+   * unit given back). False, leaving it held, when it is not held, when the gate is not loaded, or while the
+   * buyer's lock on the product is taken: a request of the buyer may be recording this very order.
+   */
+  abandon(productId: number, orderId: string): Promise<boolean>;
   /** null when the product's gate is not loaded. */
   stockLeft(productId: number): Promise<number | null>;
   /** Atomic INCRBY/DECRBY of a loaded gate (never a SET); null when not loaded. */

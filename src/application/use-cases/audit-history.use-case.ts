@@ -56,7 +56,7 @@ export class AuditHistory {
     const observations: StoreObservation[] = [];
     const products: AuditProductLine[] = [];
     for (const ledger of replay.products.values()) {
-      const books = await this.deps.books.read(ledger.productId);
+      const books = await this.deps.books.figures(ledger.productId);
       observations.push({
         productId: ledger.productId,
         mysqlStock: books?.mysqlStock ?? null,

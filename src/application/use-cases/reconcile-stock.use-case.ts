@@ -49,13 +49,14 @@ export type ReconciliationReport = Readonly<{
  * between the gate and MySQL read as a gate eight units low at both readings, and an INCRBY of eight re-opens
  * units that MySQL then refuses to buyers already told their order was accepted.)
  *
- * Two kinds of units are given back by orderId, with the gate's own restore (once per order, whoever comes
- * first), rather than by a count:
- * - a released order the gate still holds at both readings: its restore was lost, say by a Redis failover that
- *   dropped the acknowledged write, and no message will bring it again;
- * - a reservation MySQL lacks at both readings, once its transaction can no longer commit: the transaction
- *   failed and the restore after it failed too, or its commit went unanswered and never landed. The buyer's
- *   count on the product goes back with the unit.
+ * Two kinds of units are given back by orderId, once per order, rather than by a count:
+ * - a released order the gate still holds at both readings, with the compensation's own restore (whoever comes
+ *   first): its restore was lost, say by a Redis failover that dropped the acknowledged write, and no message
+ *   will bring it again;
+ * - a reservation MySQL lacks at both readings, once its transaction can no longer commit (the transaction
+ *   failed and the restore after it failed too, or its commit went unanswered and never landed): the gate
+ *   abandons it, the unit and the buyer's count on the product go back, and a repeat with the buyer's key is
+ *   then a new order rather than this one recorded late with a unit given back.
  * Left alone, either unit would never be offered again.
  */
 export class ReconcileStock {
@@ -74,25 +75,29 @@ export class ReconcileStock {
       logger: Logger;
       metrics: Metrics;
       settleMs: number;
-      /** the longest a reservation's transaction runs: after it, a reservation MySQL lacks never lands */
+      /**
+       * the longest from a reservation's gate call to the end of its transaction (the group commit's wait and the
+       * transaction's deadline): after it, a reservation MySQL lacks never lands
+       */
       recordDeadlineMs: number;
     }>,
   ) {}
 
   async run(): Promise<ReconciliationReport> {
     const startedAt = this.deps.clock.now();
-    const firstReadAt = Date.parse(startedAt);
     const products = await this.deps.inventory.list();
-    const first = new Map<number, StockBooks>();
+    const first = new Map<number, Readonly<{ reading: StockBooks; readAt: number }>>();
     for (const p of products) {
+      // taken before the gate is read: a reservation held at this reading was made before it
+      const readAt = Date.parse(this.deps.clock.now());
       const reading = await this.deps.books.read(p.productId);
-      if (reading) first.set(p.productId, reading);
+      if (reading) first.set(p.productId, { reading, readAt });
     }
     await this.deps.clock.sleep(this.deps.settleMs);
     const lines: ReconciliationLine[] = [];
-    for (const [productId, before] of first) {
+    for (const [productId, { reading: before, readAt }] of first) {
       const after = await this.deps.books.read(productId);
-      if (after) lines.push(await this.settle(before, after, firstReadAt));
+      if (after) lines.push(await this.settle(before, after, readAt));
     }
     return { startedAt, finishedAt: this.deps.clock.now(), products: lines };
   }
@@ -113,7 +118,8 @@ export class ReconcileStock {
     const restored = { orders: lost.orders + stranded.orders, units: lost.units + stranded.units };
     const line = {
       ...after,
-      expectedGate: after.gateStock === null ? after.expectedGate : expected,
+      // what the gate should hold once this run's restores are in
+      expectedGate: after.gateStock === null ? after.expectedGate : expected + restored.units,
       drift: Number.isNaN(drift) ? 0 : drift,
       gateAfter: after.gateStock === null ? null : after.gateStock + restored.units,
       restored: restored.orders,
@@ -122,7 +128,7 @@ export class ReconcileStock {
       if (after.expectedGate !== before.expectedGate) return { ...line, action: 'UNSETTLED' };
       const warmed = await this.deps.gate.warm(after.productId, Math.max(0, after.expectedGate));
       if (warmed === 'ALREADY_LIVE') return { ...line, action: 'UNSETTLED' };
-      await this.record(after, null, Math.max(0, after.expectedGate));
+      await this.record(line, null, Math.max(0, after.expectedGate));
       return { ...line, action: 'REBUILT', gateAfter: Math.max(0, after.expectedGate) };
     }
     this.deps.metrics.gauge('stock_drift', line.drift, { product: String(after.productId) });
@@ -130,7 +136,7 @@ export class ReconcileStock {
     if (drift !== driftBefore) return { ...line, action: 'UNSETTLED' };
     const gateAfter = await this.deps.gate.adjust(after.productId, -drift);
     if (gateAfter === null) return { ...line, action: 'UNSETTLED' };
-    await this.record(after, line.gateAfter, gateAfter);
+    await this.record(line, line.gateAfter, gateAfter);
     return { ...line, action: 'ADJUSTED', gateAfter };
   }
 
@@ -159,8 +165,9 @@ export class ReconcileStock {
   }
 
   /**
-   * Restores the reservations the gate held and MySQL lacked at both readings (never on a gate that is missing),
-   * once none of their transactions can still commit, and if MySQL still lacks them then.
+   * Gives back (abandons) the reservations the gate held and MySQL lacked at both readings (never on a gate that
+   * is missing), once none of their transactions can still commit — each was made before the first reading —
+   * and if MySQL still lacks them then. The gate leaves one alone while its buyer has a request in progress.
    */
   private async restoreStranded(
     before: StockBooks,
@@ -178,7 +185,7 @@ export class ReconcileStock {
     let orders = 0;
     let units = 0;
     for (const orderId of candidates) {
-      if (recorded.has(orderId) || !(await gate.restore(productId, orderId))) continue;
+      if (recorded.has(orderId) || !(await gate.abandon(productId, orderId))) continue;
       orders += 1;
       units += after.unrecorded.get(orderId) ?? 0;
     }

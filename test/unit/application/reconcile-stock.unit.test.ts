@@ -134,6 +134,37 @@ describe('ReconcileStock', () => {
     expect((await app.reconcile.run()).products[0]).toMatchObject({ restored: 0, action: 'IN_STEP' });
   });
 
+  it("gives back a reservation whose commit went unanswered and never landed; the buyer's repeat with its key is a new order", async () => {
+    const app = await start();
+    const productId = await app.listProduct({ stock: 2, perUserLimit: 1, maxPerOrder: 1 });
+    const click = () =>
+      app.placeOrder.execute({
+        userId: 'alice',
+        productId,
+        quantity: 1,
+        correlationId: 'c',
+        idempotencyKey: 'k-1',
+      });
+    app.unitOfWork.commitUnanswered(false);
+    await expect(click()).rejects.toThrow('no answer to the commit');
+    const [lost] = [...(await app.gate.held(productId)).keys()];
+
+    const report = await app.reconcile.run();
+
+    expect(report.products[0]).toMatchObject({ restored: 1, drift: 0, action: 'IN_STEP', gateAfter: 2 });
+    // answered from the key, the repeat would record the lost order with a unit given back: it is a new one
+    const repeat = await click();
+    expect(repeat).toMatchObject({ ok: true, status: 'RESERVED' });
+    expect(repeat.ok && repeat.orderId).not.toBe(lost);
+    expect(await app.buy('bob', productId)).toMatchObject({ ok: true });
+    expect(await app.buy('carol', productId)).toMatchObject({ ok: false, code: 'SOLD_OUT' });
+    await app.drained();
+    expect(await app.orders.findByProduct(productId, ['COMMITTED'])).toHaveLength(2);
+    expect(await releasedSoldOut(app, productId)).toBe(0);
+    expect(await app.orders.get(lost!)).toBeNull();
+    expect((await app.audit.run()).ok).toBe(true);
+  });
+
   it('gives back a reservation MySQL lacks only once its transaction can no longer commit, and not if it landed', async () => {
     const app = await start({ settleMs: 500 });
     const productId = await app.listProduct({ stock: 5 });
@@ -148,8 +179,9 @@ describe('ReconcileStock', () => {
 
     const report = await app.reconcile.run();
 
-    expect(sleeps).toEqual([500, 2_500]);
-    expect(Date.parse(report.finishedAt) - started).toBe(3_000);
+    // from the first reading: the group commit's wait (1 ms here) and the transaction's deadline (3 s)
+    expect(sleeps).toEqual([500, 2_501]);
+    expect(Date.parse(report.finishedAt) - started).toBe(3_001);
     expect(report.products[0]).toMatchObject({ restored: 0, drift: 0, action: 'IN_STEP', gateAfter: 4 });
     expect(await app.gate.held(productId)).toEqual(new Map([['late', 1]]));
   });
