@@ -21,7 +21,7 @@ export type StockReading = Readonly<{
  */
 export type StockBooks = StockReading &
   Readonly<{
-    releasedHeld: readonly string[];
+    releasedHeld: ReadonlyMap<string, number>;
     unrecorded: ReadonlyMap<string, number>;
     unheld: ReadonlyMap<string, number>;
   }>;
@@ -72,7 +72,7 @@ const readStockBooks = async (
   if (!product) return null;
   let inFlight = 0;
   let releasedNotRestored = 0;
-  const releasedHeld: string[] = [];
+  const releasedHeld = new Map<string, number>();
   const recorded = new Set<string>();
   const unheld = new Map<string, number>();
   for (const order of orders) {
@@ -80,7 +80,7 @@ const readStockBooks = async (
     const isHeld = held.has(order.orderId);
     if (order.status === 'RELEASED') {
       if (!isHeld) continue;
-      releasedHeld.push(order.orderId);
+      releasedHeld.set(order.orderId, order.quantity);
       releasedNotRestored += order.quantity;
       continue;
     }

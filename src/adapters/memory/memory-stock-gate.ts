@@ -213,9 +213,7 @@ export class MemoryStockGate implements StockGate {
     const gate = this.gates.get(productId);
     const held = gate?.reservations.get(orderId);
     if (!gate || !held || held.restored) return Promise.resolve(false);
-    held.restored = true;
-    gate.stock += held.quantity;
-    gate.perUser.set(held.userId, Math.max(0, (gate.perUser.get(held.userId) ?? 0) - held.quantity));
+    giveBack(gate, held);
     if (forgetKey) {
       const keys = this.buyersOf(productId).keys;
       const name = `${forgetKey.userId}|${forgetKey.key}`;
@@ -234,10 +232,8 @@ export class MemoryStockGate implements StockGate {
     if (!gate || !held || held.restored) return Promise.resolve(false);
     const lock = this.buyers.get(productId)?.locks.get(held.userId);
     if (lock && lock.expiresAtMs > this.nowMs()) return Promise.resolve(false);
-    held.restored = true;
+    giveBack(gate, held);
     held.abandoned = true;
-    gate.stock += held.quantity;
-    gate.perUser.set(held.userId, Math.max(0, (gate.perUser.get(held.userId) ?? 0) - held.quantity));
     return Promise.resolve(true);
   }
 
@@ -311,3 +307,10 @@ export class MemoryStockGate implements StockGate {
 
 const live = <T>(entry: Expiring<T> | undefined, now: number): T | undefined =>
   entry && entry.expiresAtMs > now ? entry.value : undefined;
+
+/** A held reservation's unit and the buyer's count, back to the gate (restore and abandon alike). */
+const giveBack = (gate: ProductGate, held: Held): void => {
+  held.restored = true;
+  gate.stock += held.quantity;
+  gate.perUser.set(held.userId, Math.max(0, (gate.perUser.get(held.userId) ?? 0) - held.quantity));
+};

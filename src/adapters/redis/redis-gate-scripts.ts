@@ -5,8 +5,8 @@
  * KEYS: 1 stock, 2 per-user units, 3 reservations by orderId, 4 the buyer's lock, 5 the buyer's key, 6 the
  * buyer's budget, 7 the address's budget, 8 the path token, 9 the buyer's live keys (a sorted set: key → when
  * it ends). A key whose reservation was abandoned (`X:`: never recorded, given back by reconciliation) is
- * forgotten here, and the request goes on as a new one. ARGV: 1 userId, 2 orderId, 3 quantity, 4 perUserLimit, 5 key ttl ms (0: no key), 6 lock lease ms
- * (0: no lock), 7-8 buyer budget points and window ms (0: off), 9-10 address budget points and window ms
+ * forgotten here, and the request goes on as a new one. ARGV: 1 userId, 2 orderId, 3 quantity, 4 perUserLimit,
+ * 5 key ttl ms (0: no key), 6 lock lease ms (0: no lock), 7-8 buyer budget points and window ms (0: off), 9-10 address budget points and window ms
  * (0: off), 11 '1': redeem the path token, 12 '1': answer from the key only, 13 the most live keys a buyer
  * holds on the product (0: no bound).
  * Answers {code, stock or ms[, extra]}: 0 reserved, 1 answered from the key's record (extra: the record),

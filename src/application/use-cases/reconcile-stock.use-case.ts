@@ -143,25 +143,15 @@ export class ReconcileStock {
   /** Restores the released orders the gate held at both readings (never a gate that is missing). */
   private async restoreLost(before: StockBooks, after: StockBooks): Promise<GivenBack> {
     if (before.gateStock === null || after.gateStock === null) return NOTHING;
-    const seenBefore = new Set(before.releasedHeld);
-    const lost = after.releasedHeld.filter((orderId) => seenBefore.has(orderId));
-    if (lost.length === 0) return NOTHING;
     const { productId } = after;
-    const quantities = await this.deps.gate.held(productId);
     let orders = 0;
     let units = 0;
-    for (const orderId of lost) {
-      const quantity = quantities.get(orderId) ?? 0;
-      if (!(await this.deps.gate.restore(productId, orderId))) continue;
+    for (const [orderId, quantity] of after.releasedHeld) {
+      if (!before.releasedHeld.has(orderId) || !(await this.deps.gate.restore(productId, orderId))) continue;
       orders += 1;
       units += quantity;
     }
-    if (orders > 0) {
-      this.deps.metrics.count('reconciliation_restores', { product: String(productId) }, orders);
-      this.deps.logger.warn({ productId, orders, units }, 'gate restores the gate had lost, given back');
-      await this.deps.soldOut.announceStockBack(productId);
-    }
-    return { orders, units };
+    return this.gaveBack(productId, { orders, units }, 'gate restores the gate had lost, given back');
   }
 
   /**
@@ -189,15 +179,20 @@ export class ReconcileStock {
       orders += 1;
       units += after.unrecorded.get(orderId) ?? 0;
     }
-    if (orders > 0) {
-      this.deps.metrics.count('reconciliation_restores', { product: String(productId) }, orders);
-      this.deps.logger.warn(
-        { productId, orders, units },
-        'units the gate held for reservations MySQL never recorded, given back',
-      );
-      await this.deps.soldOut.announceStockBack(productId);
-    }
-    return { orders, units };
+    return this.gaveBack(
+      productId,
+      { orders, units },
+      'units the gate held for reservations MySQL never recorded, given back',
+    );
+  }
+
+  /** Counts and says what a run gave back by orderId, and tells the sold-out marks the stock is back. */
+  private async gaveBack(productId: number, given: GivenBack, message: string): Promise<GivenBack> {
+    if (given.orders === 0) return NOTHING;
+    this.deps.metrics.count('reconciliation_restores', { product: String(productId) }, given.orders);
+    this.deps.logger.warn({ productId, ...given }, message);
+    await this.deps.soldOut.announceStockBack(productId);
+    return given;
   }
 
   private async record(reading: StockReading, gateBefore: number | null, gateAfter: number): Promise<void> {
