@@ -11,8 +11,9 @@
  * Knobs: PROFILE_SECONDS, PROFILE_CONNECTIONS, PROFILE_PHASE (accept | flood), PROFILE_SPLIT (true: the API
  * and a worker process, the API profiled), PROFILE_KEEP (a path to copy
  * the raw .cpuprofile to, for Chrome DevTools), PROFILE_HEAP_SNAPSHOTS (1: the profiled process also writes heap
- * snapshots — at idle, at the end of the load and once the backlog is decided — into a folder of bench/results/heap,
- * to compare by constructor in Chrome's DevTools), PROFILE_ALLOCATIONS (1: the profiled process's allocations over
+ * snapshots — at idle, once the load's backlog is decided and 30 s later — into a folder of bench/results/heap,
+ * to compare by constructor in Chrome's DevTools; load: one more halfway through the load, what the requests in
+ * flight hold, the run's figures then stalled by it), PROFILE_ALLOCATIONS (1: the profiled process's allocations over
  * the load, freed ones included, from V8's sampling heap profiler over its inspector port: KB per answer by package
  * and layer, and the functions that allocate the most), BENCH_KAFKA (kafka | mock: librdkafka's mock cluster), BENCH_MYSQL_URL, SECKILL_REDIS_URL. Extra SECKILL_* settings for the service: PROFILE_ENV='{"SECKILL_GROUP_COMMIT_WAIT_MS":"2"}'.
  */
@@ -43,7 +44,9 @@ const SECONDS = Number(process.env['PROFILE_SECONDS'] ?? '10');
 const CONNECTIONS = Number(process.env['PROFILE_CONNECTIONS'] ?? '256');
 const PHASE = process.env['PROFILE_PHASE'] === 'flood' ? 'flood' : 'accept';
 const SPLIT = process.env['PROFILE_SPLIT'] === 'true';
-const HEAP_SNAPSHOTS = process.env['PROFILE_HEAP_SNAPSHOTS'] === '1';
+const HEAP_SNAPSHOTS = ['1', 'load'].includes(process.env['PROFILE_HEAP_SNAPSHOTS'] ?? '');
+/** one more snapshot halfway through the load: what the requests in flight hold (the run's figures then stall) */
+const SNAPSHOT_MID_LOAD = process.env['PROFILE_HEAP_SNAPSHOTS'] === 'load';
 const ALLOCATIONS = process.env['PROFILE_ALLOCATIONS'] === '1';
 const EXTRA = JSON.parse(process.env['PROFILE_ENV'] ?? '{}') as Record<string, string>;
 const BUYERS = 10_000;
@@ -166,7 +169,12 @@ try {
   await snapshot('at idle');
   const sampled = ALLOCATIONS ? await samplingAllocations(inspectorPort) : null;
   const from = nowMicros();
-  const load = await drive({ url: base, connections: CONNECTIONS, tokens, productId, seconds: SECONDS });
+  const loading = drive({ url: base, connections: CONNECTIONS, tokens, productId, seconds: SECONDS });
+  if (SNAPSHOT_MID_LOAD) {
+    await sleep(SECONDS * 500);
+    await snapshot(`halfway through the load (${CONNECTIONS} connections)`);
+  }
+  const load = await loading;
   const loadEnd = nowMicros();
   const allocations = await sampled?.();
   const backlogAtLoadEnd = await undecided();

@@ -14,7 +14,7 @@ import { promisify } from 'node:util';
 import { SERVICE_NODE_FLAGS } from '../../src/infrastructure/node-flags.js';
 import { freePort, KafkaCluster } from '../kafka/cluster.js';
 import { ZipkinServer } from '../zipkin/server.js';
-import { exited, projectRoot, running, signalled, startHaproxy, waitFor } from './processes.js';
+import { exited, projectRoot, running, signalled, startHaproxy, stderrTail, waitFor } from './processes.js';
 import { GaleraCluster } from './galera-cluster.js';
 import { RedisCluster, type RedisClusterOptions } from './redis-cluster.js';
 
@@ -312,14 +312,13 @@ export class Deployment {
     child.stdout.pipe(log, { end: false });
     child.stderr.pipe(log, { end: false });
     child.once('exit', () => setTimeout(() => log.end(), 100));
+    const said = stderrTail(child);
     const readyz = `http://127.0.0.1:${node.port ?? node.metricsPort}/readyz`;
-    await waitFor(
-      `${node.name} ready`,
-      () => {
-        if (!running(child)) throw new Error(`${node.name} exited (${child.exitCode ?? child.signalCode})`);
-        return okAt(readyz);
-      },
-      STARTUP_MS,
+    await waitFor(`${node.name} ready`, () => !running(child) || okAt(readyz), STARTUP_MS);
+    if (running(child)) return;
+    const code = child.exitCode ?? child.signalCode;
+    throw new Error(
+      `${node.name} exited (${code}) before it was ready; its stderr ended with:\n${await said()}`,
     );
   }
 

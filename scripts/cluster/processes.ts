@@ -41,6 +41,22 @@ export const waitFor = async (
 
 export const running = (child: ChildProcess): boolean => child.exitCode === null && child.signalCode === null;
 
+/**
+ * Keeps the last lines a process writes on stderr as it runs; the function returns them once its output has
+ * ended (at most a second after it exited), for the error that says why a process stopped.
+ */
+export const stderrTail = (child: ChildProcess, lines = 8): (() => Promise<string>) => {
+  let tail = '';
+  const ended = new Promise<void>((resolve) => child.once('close', () => resolve()));
+  child.stderr?.on('data', (chunk: Buffer) => {
+    tail = (tail + chunk.toString('utf8')).slice(-8_000);
+  });
+  return async () => {
+    await Promise.race([ended, sleep(1_000)]);
+    return tail.trimEnd().split('\n').slice(-lines).join('\n');
+  };
+};
+
 /** Resolves once the process has exited (at once if it already has). */
 export const exited = (child: ChildProcess): Promise<void> =>
   running(child) ? new Promise((resolve) => child.once('exit', () => resolve())) : Promise.resolve();

@@ -133,7 +133,7 @@ export type KafkaClusterOptions = Readonly<{
 }>;
 
 /** A port free on 127.0.0.1 now. */
-export const freePort = (): Promise<number> =>
+const unusedPort = (): Promise<number> =>
   new Promise((resolve, reject) => {
     const server = net.createServer();
     server.once('error', reject);
@@ -144,6 +144,22 @@ export const freePort = (): Promise<number> =>
       );
     });
   });
+
+/** every port this process has handed out: the system may offer a port again once its probe has closed */
+const handedOut = new Set<number>();
+
+/**
+ * A port nothing listens on, never one this process handed out before: ports taken for several processes at
+ * once (a cluster's nodes) are told apart although each is bound only later, by its own process.
+ */
+export const freePort = async (): Promise<number> => {
+  for (;;) {
+    const port = await unusedPort();
+    if (handedOut.has(port)) continue;
+    handedOut.add(port);
+    return port;
+  }
+};
 
 /**
  * Kafka's Uuid text form: 16 random bytes, base64url without padding. One that starts with `-` would be read

@@ -1,4 +1,6 @@
+import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { Kafka } from 'kafkajs';
 import type { InboundMessage, MessageSubscriber } from '../../src/application/index.js';
@@ -9,6 +11,8 @@ import { PACK_HEADER } from '../../src/adapters/kafka/kafka-packs.js';
 import { messagingContract } from '../contract/messaging.contract.js';
 import { silentLogger } from '../support/contract-helpers.js';
 import { groupsCaughtUp, startTestBroker, type TestBroker } from '../support/kafka.js';
+
+const run = promisify(execFile);
 
 let broker: TestBroker;
 let kafka: Kafka;
@@ -141,4 +145,49 @@ describe('packs: the messages of one product published together travel as one re
       await publisher.disconnect();
     }
   });
+});
+
+/**
+ * In a process of its own (the compiled service), each Kafka client the service keeps is closed while it is
+ * still connecting, as a short command does (`seckill audit`): the process must end once they are closed.
+ */
+const CLOSED_WHILE_CONNECTING = `
+const [brokers, idempotent] = process.argv.slice(1);
+const { createKafka } = await import('./dist/src/adapters/kafka/kafka-connection.js');
+const { KafkaMessagePublisher } = await import('./dist/src/adapters/kafka/kafka-message-publisher.js');
+const { KafkaHealthCheck } = await import('./dist/src/adapters/kafka/kafka-health-check.js');
+const { KafkaConsumerLag } = await import('./dist/src/adapters/kafka/kafka-consumer-lag.js');
+const quiet = { debug() {}, info() {}, warn() {}, error() {} };
+const kafka = createKafka({ brokers: brokers.split(',') }, quiet);
+const publisher = new KafkaMessagePublisher(kafka, { idempotent: idempotent === 'true' });
+const health = new KafkaHealthCheck(kafka);
+const lag = new KafkaConsumerLag(kafka);
+publisher.connect().catch(() => undefined);
+health.check().catch(() => undefined);
+lag.lag().catch(() => undefined);
+await Promise.all([publisher.disconnect(), health.close(), lag.close()]);
+console.log('closed');
+`;
+
+describe('closing', () => {
+  it('a client closed while it is still connecting leaves nothing open: its process ends', async () => {
+    const answers = await Promise.all(
+      [1, 2, 3].map(() =>
+        run(
+          process.execPath,
+          [
+            '--input-type=module',
+            '-e',
+            CLOSED_WHILE_CONNECTING,
+            broker.brokers,
+            String(broker.cluster !== null),
+          ],
+          { cwd: process.cwd(), timeout: 30_000 },
+        ).catch((error: Error & { killed?: boolean; stdout?: string }) => ({
+          stdout: error.killed ? `still running after 30 s (printed: ${error.stdout ?? ''})` : error.message,
+        })),
+      ),
+    );
+    expect(answers.map((a) => a.stdout.trim())).toEqual(['closed', 'closed', 'closed']);
+  }, 60_000);
 });

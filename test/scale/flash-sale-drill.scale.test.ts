@@ -292,6 +292,10 @@ describe('scale drill: a flash sale through HAProxy on two APIs, two workers, Re
           SECKILL_RECONCILE_SETTLE_MS: '300',
           SECKILL_SCHEDULER_LOCK_LIFETIME_MS: '4000',
         },
+      }).catch(async (error: unknown) => {
+        // a deployment that did not start has stopped what it started: its namespace of topics goes too
+        await broker.stop();
+        throw error;
       });
       const orm = await openMySql({ url: deployment.mysqlUrl });
       drill = { deployment, broker, orm, dbName, heal: [], dashboard: null, mysql: null };

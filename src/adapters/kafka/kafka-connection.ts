@@ -1,4 +1,4 @@
-import { Kafka, logLevel, type LogEntry } from 'kafkajs';
+import { type Admin, Kafka, logLevel, type LogEntry } from 'kafkajs';
 import type { Logger } from '../../application/index.js';
 
 export type KafkaOptions = Readonly<{
@@ -52,3 +52,41 @@ export const createKafka = (options: KafkaOptions, logger: Logger): Kafka =>
         else logger.warn(entry, `kafka: ${message}`);
       },
   });
+
+/**
+ * One admin client, connected on first use and shared by its callers. Closing waits for a connection under way:
+ * KafkaJS goes on connecting a client disconnected meanwhile, and its sockets would hold the process open.
+ */
+export class SharedAdmin {
+  private admin: Promise<Admin> | null = null;
+
+  constructor(private readonly kafka: Kafka) {}
+
+  get(): Promise<Admin> {
+    if (this.admin) return this.admin;
+    const admin = this.kafka.admin();
+    const connected = admin.connect().then(
+      () => admin,
+      (error: unknown) => {
+        if (this.admin === connected) this.admin = null;
+        throw error;
+      },
+    );
+    this.admin = connected;
+    return connected;
+  }
+
+  /** After an error the client is let go, and the next use connects a new one. */
+  drop(): void {
+    const old = this.admin;
+    this.admin = null;
+    void old?.then((admin) => admin.disconnect()).catch(() => undefined);
+  }
+
+  async close(): Promise<void> {
+    const old = this.admin;
+    this.admin = null;
+    const admin = await old?.catch(() => null);
+    await admin?.disconnect();
+  }
+}

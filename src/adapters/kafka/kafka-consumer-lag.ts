@@ -5,7 +5,7 @@ import {
   InfrastructureUnavailable,
   WATCHED_GROUPS,
 } from '../../application/index.js';
-import { kafkaErrorMatches } from './kafka-connection.js';
+import { kafkaErrorMatches, SharedAdmin } from './kafka-connection.js';
 import { KafkaNames } from './kafka-names.js';
 
 /** Messages of a topic a group has not committed yet: the end of each partition minus the group's offset. */
@@ -27,16 +27,18 @@ const unknownTopic = (error: unknown): boolean =>
 
 /** Consumer lag read from the broker's offsets through one admin connection. */
 export class KafkaConsumerLag implements ConsumerLag {
-  private admin: Promise<Admin> | null = null;
+  private readonly admin: SharedAdmin;
 
   constructor(
-    private readonly kafka: Kafka,
+    kafka: Kafka,
     private readonly names = new KafkaNames(),
-  ) {}
+  ) {
+    this.admin = new SharedAdmin(kafka);
+  }
 
   async lag(): Promise<GroupLag[]> {
     try {
-      const admin = await this.connect();
+      const admin = await this.admin.get();
       const lags: GroupLag[] = [];
       for (const { groupId, topic } of WATCHED_GROUPS) {
         // a topic nobody has published to yet does not exist: nothing to be behind on
@@ -50,22 +52,12 @@ export class KafkaConsumerLag implements ConsumerLag {
       }
       return lags;
     } catch (error) {
-      this.admin = null;
+      this.admin.drop();
       throw new InfrastructureUnavailable('kafka', `consumer lag: ${String(error)}`, { cause: error });
     }
   }
 
-  private connect(): Promise<Admin> {
-    this.admin ??= (async () => {
-      const admin = this.kafka.admin();
-      await admin.connect();
-      return admin;
-    })();
-    return this.admin;
-  }
-
-  async close(): Promise<void> {
-    const admin = await this.admin?.catch(() => null);
-    await admin?.disconnect();
+  close(): Promise<void> {
+    return this.admin.close();
   }
 }

@@ -1,23 +1,21 @@
-import type { Admin, Kafka } from 'kafkajs';
+import type { Kafka } from 'kafkajs';
 import type { HealthCheck } from '../../application/index.js';
+import { SharedAdmin } from './kafka-connection.js';
 
 export class KafkaHealthCheck implements HealthCheck {
   readonly name = 'kafka';
-  private admin: Admin | null = null;
+  private readonly admin: SharedAdmin;
 
-  constructor(private readonly kafka: Kafka) {}
+  constructor(kafka: Kafka) {
+    this.admin = new SharedAdmin(kafka);
+  }
 
   async check(): Promise<void> {
-    if (!this.admin) {
-      const admin = this.kafka.admin();
-      await admin.connect();
-      this.admin = admin;
-    }
-    const cluster = await this.admin.describeCluster();
+    const cluster = await (await this.admin.get()).describeCluster();
     if (cluster.brokers.length === 0) throw new Error('no broker in the cluster metadata');
   }
 
-  async close(): Promise<void> {
-    await this.admin?.disconnect();
+  close(): Promise<void> {
+    return this.admin.close();
   }
 }

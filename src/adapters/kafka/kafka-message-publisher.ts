@@ -122,7 +122,12 @@ export class KafkaMessagePublisher implements MessagePublisher {
     return this.connecting;
   }
 
+  /**
+   * A connection under way is let settle first: KafkaJS goes on connecting a producer disconnected meanwhile,
+   * and its sockets would hold the process open after it closed (a CLI command that never exits).
+   */
   async disconnect(): Promise<void> {
+    await this.connecting?.catch(() => undefined);
     await this.producer.disconnect();
   }
 }
