@@ -1,8 +1,9 @@
 /**
  * `npm run bench:memory`: what the service's processes hold, under load and after it. On one Kafka node, the
  * real profile's `seckill serve` and `seckill worker` (a fresh database and Redis namespace each) are started
- * once per V8 setting compared (BENCH_MEMORY_FLAGS, `|` between settings, `,` between the flags of one; by
- * default the service's own flags, then none: V8's own sizing). Each is sampled — resident memory,
+ * once per V8 setting compared (BENCH_MEMORY_FLAGS, `|` between settings, `,` between the flags of one, an item
+ * spelled `NAME=value` set in the service's environment instead; by default the service's own flags, then none:
+ * V8's own sizing). Each is sampled — resident memory,
  * heap used and heap total, read from its metrics port — at idle, at the end of an accept load (every order
  * accepted, a fresh buyer per request), at the end of a flood (a sold-out product), and 30 s after the last
  * load. Then the first setting runs the soak: BENCH_SOAK_SECONDS (300) of accept and flood in turns of 10 s, a
@@ -49,9 +50,21 @@ const LOAD_SECONDS = Number(env('BENCH_LOAD_SECONDS', '30'));
 const SOAK_SECONDS = Number(env('BENCH_SOAK_SECONDS', '300'));
 const CONNECTIONS = Number(env('BENCH_CONNECTIONS', '256'));
 const SNAPSHOTS = env('BENCH_HEAP_SNAPSHOTS', '') === '1';
-const SETTINGS: string[][] = env('BENCH_MEMORY_FLAGS', `${SERVICE_NODE_FLAGS.join(',')}|`)
+/** An item of a setting spelled `NAME=value` is the service's environment, anything else a flag for node. */
+const ENV_ITEM = /^([A-Z][A-Z0-9_]*)=(.*)$/;
+const SETTINGS: Array<Readonly<{ flags: string[]; env: Record<string, string> }>> = env(
+  'BENCH_MEMORY_FLAGS',
+  `${SERVICE_NODE_FLAGS.join(',')}|`,
+)
   .split('|')
-  .map((setting) => setting.split(',').filter(Boolean));
+  .map((setting) => {
+    const items = setting.split(',').filter(Boolean);
+    const pairs = items.flatMap((item) => {
+      const match = ENV_ITEM.exec(item);
+      return match ? [[match[1]!, match[2]!] as const] : [];
+    });
+    return { flags: items.filter((item) => !ENV_ITEM.test(item)), env: Object.fromEntries(pairs) };
+  });
 const AFTER_MS = 30_000;
 const SOAK_SAMPLE_MS = 10_000;
 /** the soak's window that must be flat: its last 3 minutes */
@@ -249,7 +262,7 @@ const run = async () => {
   const results: Phases[] = [];
   let soaked: Awaited<ReturnType<typeof soak>> | null = null;
   try {
-    for (const [n, flags] of SETTINGS.entries()) {
+    for (const [n, { flags, env: settingEnv }] of SETTINGS.entries()) {
       const label = `setting-${n + 1}`;
       const db = `seckill_bench_memory_${id}_${n}`;
       const namespace = `bench-memory-${id}-${n}:`;
@@ -260,10 +273,14 @@ const run = async () => {
         namespace,
         brokers: kafka.brokers,
         admission: ADMISSION_ON,
-        extra: { ...kafka.env, SECKILL_KAFKA_NAMESPACE: `bench-memory-${id}-${n}` },
+        extra: { ...kafka.env, SECKILL_KAFKA_NAMESPACE: `bench-memory-${id}-${n}`, ...settingEnv },
       });
       await runNode(MAIN, ['migrate'], environment);
-      say(`${label}: node ${flags.join(' ') || '(no flags)'}`);
+      say(
+        `${label}: ${Object.entries(settingEnv)
+          .map(([name, value]) => `${name}=${value} `)
+          .join('')}node ${flags.join(' ') || '(no flags)'}`,
+      );
       const service = await startService(flags, environment, label);
       try {
         const products = {
@@ -305,8 +322,9 @@ const run = async () => {
         at: new Date().toISOString(),
         loadSeconds: LOAD_SECONDS,
         connections: CONNECTIONS,
-        settings: results.map((r) => ({
+        settings: results.map((r, n) => ({
           flags: r.flags,
+          ...(Object.keys(SETTINGS[n]!.env).length > 0 ? { env: SETTINGS[n]!.env } : {}),
           samples: r.samples,
           loads: Object.fromEntries(
             Object.entries(r.loads).map(([k, l]) => [

@@ -15,7 +15,8 @@
  * to compare by constructor in Chrome's DevTools; load: one more halfway through the load, what the requests in
  * flight hold, the run's figures then stalled by it), PROFILE_ALLOCATIONS (1: the profiled process's allocations over
  * the load, freed ones included, from V8's sampling heap profiler over its inspector port: KB per answer by package
- * and layer, and the functions that allocate the most), BENCH_KAFKA (kafka | mock: librdkafka's mock cluster), BENCH_MYSQL_URL, SECKILL_REDIS_URL. Extra SECKILL_* settings for the service: PROFILE_ENV='{"SECKILL_GROUP_COMMIT_WAIT_MS":"2"}'.
+ * and layer, and the functions that allocate the most; survivors: only what outlived a scavenge, what is promoted to the
+ * old generation and makes the full collections), BENCH_KAFKA (kafka | mock: librdkafka's mock cluster), BENCH_MYSQL_URL, SECKILL_REDIS_URL. Extra SECKILL_* settings for the service: PROFILE_ENV='{"SECKILL_GROUP_COMMIT_WAIT_MS":"2"}'.
  */
 import { randomUUID } from 'node:crypto';
 import { copyFile, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
@@ -47,7 +48,8 @@ const SPLIT = process.env['PROFILE_SPLIT'] === 'true';
 const HEAP_SNAPSHOTS = ['1', 'load'].includes(process.env['PROFILE_HEAP_SNAPSHOTS'] ?? '');
 /** one more snapshot halfway through the load: what the requests in flight hold (the run's figures then stall) */
 const SNAPSHOT_MID_LOAD = process.env['PROFILE_HEAP_SNAPSHOTS'] === 'load';
-const ALLOCATIONS = process.env['PROFILE_ALLOCATIONS'] === '1';
+const ALLOCATIONS = ['1', 'survivors'].includes(process.env['PROFILE_ALLOCATIONS'] ?? '');
+const SURVIVORS_ONLY = process.env['PROFILE_ALLOCATIONS'] === 'survivors';
 const EXTRA = JSON.parse(process.env['PROFILE_ENV'] ?? '{}') as Record<string, string>;
 const BUYERS = 10_000;
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -80,7 +82,9 @@ const allocationLines = (a: Allocations, answers: number): string[] => {
   const kb = (mb: number) => `${((mb * 1024) / Math.max(1, answers)).toFixed(1).padStart(6)} KB`;
   const pct = (share: number) => `${(share * 100).toFixed(1).padStart(5)} %`;
   return [
-    `allocated over the load (sampled, freed objects included): ${a.sampledMb} MB, ${kb(a.sampledMb).trim()} per answer`,
+    SURVIVORS_ONLY
+      ? `outlived a scavenge over the load (sampled: promoted, or still alive): ${a.sampledMb} MB, ${kb(a.sampledMb).trim()} per answer`
+      : `allocated over the load (sampled, freed objects included): ${a.sampledMb} MB, ${kb(a.sampledMb).trim()} per answer`,
     '',
     'allocations by where the code lives (per answer):',
     ...a.buckets.map((b) => `  ${pct(b.share)}  ${kb(b.mb)}  ${b.name}`),
@@ -167,7 +171,9 @@ try {
   const undecided = () => count(admin, `SELECT COUNT(*) FROM \`${db}\`.orders WHERE status = 'RESERVED'`);
   while ((await undecided()) > 0) await sleep(100);
   await snapshot('at idle');
-  const sampled = ALLOCATIONS ? await samplingAllocations(inspectorPort) : null;
+  const sampled = ALLOCATIONS
+    ? await samplingAllocations(inspectorPort, SURVIVORS_ONLY ? 'survivors' : 'all')
+    : null;
   const from = nowMicros();
   const loading = drive({ url: base, connections: CONNECTIONS, tokens, productId, seconds: SECONDS });
   if (SNAPSHOT_MID_LOAD) {

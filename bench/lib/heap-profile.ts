@@ -72,13 +72,24 @@ export type Allocations = Readonly<{
 const SAMPLING_INTERVAL_BYTES = 16_384;
 const MB = 1024 * 1024;
 
+/**
+ * What is counted: every allocation, or only what outlived the young generation (`survivors`: an object that a
+ * scavenge freed is left out, so what is left was promoted to the old generation — or is still alive — and is
+ * what the full collections work through).
+ */
+export type Sampled = 'all' | 'survivors';
+
 /** Starts sampling a child's allocations; the answer stops it and says what was allocated meanwhile. */
-export const samplingAllocations = async (port: number, top = 25): Promise<() => Promise<Allocations>> => {
+export const samplingAllocations = async (
+  port: number,
+  sampled: Sampled = 'all',
+  top = 25,
+): Promise<() => Promise<Allocations>> => {
   const session = await connect(port);
   await session.post('HeapProfiler.startSampling', {
     samplingInterval: SAMPLING_INTERVAL_BYTES,
     includeObjectsCollectedByMajorGC: true,
-    includeObjectsCollectedByMinorGC: true,
+    includeObjectsCollectedByMinorGC: sampled === 'all',
   });
   return async () => {
     try {

@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import { createServer, type RequestListener, type Server } from 'node:http';
 import { hostname } from 'node:os';
 import type { AddressInfo } from 'node:net';
-import { createHttpApp } from '../adapters/http/app.js';
+import { createHttpApp, type HttpApp } from '../adapters/http/app.js';
 import { answerUnreadableRequest } from '../adapters/http/error-mapping.js';
 import { createOpsApp } from '../adapters/http/ops.js';
 import { JwtTokens } from '../adapters/http/tokens.js';
@@ -142,7 +142,7 @@ export class SeckillService {
   private server: Server | null = null;
   private metricsServer: Server | null = null;
   /** the express app, once serving (tests walk its routes) */
-  httpApp: ReturnType<typeof createHttpApp> | null = null;
+  httpApp: HttpApp['express'] | null = null;
   private worker: WorkerPorts | null = null;
   /** keeps the gauges from Redis, MySQL and the broker current while this process serves metrics */
   private readonly sampler: GaugeSampler;
@@ -320,12 +320,12 @@ export class SeckillService {
       // the development secret forces a loopback address (config.ts): the demo's sign-in is this machine's
       devLogin: this.config.usingDevelopmentSecret && isLoopback(this.config.host),
     });
-    const server = createHttpServer(this.config.httpServer, httpApp);
+    const server = createHttpServer(this.config.httpServer, httpApp.listener);
     server.on('clientError', answerUnreadableRequest);
     warnOfDroppedConnections(server, this.logger);
     await listen(server, this.config.port, this.config.host);
     this.server = server;
-    this.httpApp = httpApp;
+    this.httpApp = httpApp.express;
   }
 
   /**

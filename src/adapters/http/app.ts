@@ -1,10 +1,18 @@
+import type { RequestListener } from 'node:http';
 import express from 'express';
+import proxyaddr from 'proxy-addr';
 import { AnswerRates } from './answer-rates.js';
 import type { HttpDependencies, RouteContext } from './dependencies.js';
-import { notFound, problemAnswers } from './error-mapping.js';
+import { answerProblems, notFound, type ProblemAnswers, problemAnswers } from './error-mapping.js';
 import { InFlightBound } from './middleware/admission.js';
-import { keepRouteBase, requestTracker, trackRequests } from './middleware/tracking.js';
-import { traceRequests, tracedRoute } from './middleware/tracing.js';
+import {
+  keepRouteBase,
+  requestTracker,
+  type RouteRequest,
+  type RouteResponse,
+  trackRequests,
+} from './middleware/tracking.js';
+import { type RouteHandler, traceRequests, tracedRoute } from './middleware/tracing.js';
 import { mountOps } from './ops.js';
 import { adminRouter } from './routes/admin.js';
 import { devLoginRouter } from './routes/dev-login.js';
@@ -22,8 +30,47 @@ const API_ROUTERS: ReadonlyArray<(ctx: RouteContext) => express.Router> = [
   devLoginRouter,
 ];
 
+/** The HTTP API: the express app (every route), and the server's request listener in front of it. */
+export type HttpApp = Readonly<{ express: express.Express; listener: RequestListener }>;
+
+/**
+ * The server's request listener. A POST to the order route's exact path goes straight to the route's handler,
+ * without express's router (which builds a `next`, a final handler and its layer matches for each request) and
+ * without express's own preparation of the request: express sets the prototype of Node's request and response
+ * to its own for every request, and V8 gives each object whose prototype is set that way a hidden class of its
+ * own, in the old generation — several KB per answer that only a full collection takes back, and under a flood
+ * most of what drove the full collections (`npm run bench:memory`, docs/operations.md). The route reads Node's
+ * request and response, with what express would have put on them (its path, the matched route, `res.locals`).
+ * Everything else, the order route spelled otherwise (a query string, a trailing slash, another case) included,
+ * goes through express, where the same handler is the same route.
+ */
+const orderRouteFirst = (
+  app: express.Express,
+  route: unknown,
+  handler: RouteHandler,
+  errors: ProblemAnswers,
+): RequestListener => {
+  return (incoming, outgoing) => {
+    if (incoming.method !== 'POST' || incoming.url !== ORDER_ROUTE) {
+      app(incoming, outgoing);
+      return;
+    }
+    const req: RouteRequest = Object.assign(incoming, {
+      method: 'POST',
+      originalUrl: ORDER_ROUTE,
+      baseUrl: '',
+      route,
+    });
+    const res: RouteResponse = Object.assign(outgoing, { locals: {} });
+    const failed = (error: unknown) => errors(error, req, res);
+    // the route passes on errors only; a rejection is one too, as express takes it
+    const next = (error?: unknown) => failed(error ?? new Error('the order route passed its request on'));
+    Promise.resolve(handler(req, res, next)).catch(failed);
+  };
+};
+
 /** The HTTP API (docs/api.md). The user is always the token's subject, never a field of the body. */
-export const createHttpApp = (deps: HttpDependencies): express.Express => {
+export const createHttpApp = (deps: HttpDependencies): HttpApp => {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
@@ -31,18 +78,22 @@ export const createHttpApp = (deps: HttpDependencies): express.Express => {
   // req.ip: the socket's address, or the client an X-Forwarded-For names through trusted proxies only
   app.set('trust proxy', deps.trustProxy);
 
+  const trust = app.get('trust proxy fn') as Parameters<typeof proxyaddr>[1];
   const ctx: RouteContext = {
     ...deps,
     rates: new AnswerRates(),
     inFlight: new InFlightBound(deps.ordersInFlightMax),
+    clientAddress: (req) => proxyaddr(req, trust),
   };
   const track = requestTracker(deps.ids, deps.observer);
 
   const tracer = deps.tracer?.enabled ? deps.tracer : null;
-  // the flood's route first, ahead of every middleware the other routes go through (it sets API_HEADERS itself);
-  // when tracing is on, it draws its trace itself
-  const orderRoute = placeOrderRoute(ctx, track);
-  app.post(ORDER_ROUTE, tracer ? tracedRoute(tracer, orderRoute) : orderRoute);
+  // the flood's route first, ahead of every middleware the other routes go through (it sets API_HEADERS itself),
+  // and ahead of express itself for its exact path (orderRouteFirst); when tracing is on, it draws its trace itself
+  const orderHandler = tracer
+    ? tracedRoute(tracer, placeOrderRoute(ctx, track))
+    : placeOrderRoute(ctx, track);
+  const orderRoute = app.route(ORDER_ROUTE).post(orderHandler);
   // a span per request of every other route, around everything else
   if (tracer) app.use(traceRequests(tracer));
   // helmet's headers on every answer; the pages of mountDocs replace the policy with their own
@@ -60,5 +111,8 @@ export const createHttpApp = (deps: HttpDependencies): express.Express => {
 
   app.use(notFound);
   app.use(problemAnswers(deps.logger));
-  return app;
+  return {
+    express: app,
+    listener: orderRouteFirst(app, orderRoute, orderHandler, answerProblems(deps.logger)),
+  };
 };

@@ -1,3 +1,4 @@
+import type { IncomingMessage } from 'node:http';
 import type {
   AuditHistory,
   IdGenerator,
@@ -70,4 +71,6 @@ export type RouteContext = HttpDependencies &
     rates: AnswerRates;
     /** the bound on orders in flight in this process (middleware/admission.ts) */
     inFlight: Readonly<{ enter(): boolean; leave(): void }>;
+    /** express's `req.ip`: the socket's address, or the client an X-Forwarded-For names through trusted proxies */
+    clientAddress: (req: IncomingMessage) => string;
   }>;

@@ -1,5 +1,5 @@
 import type { Duplex } from 'node:stream';
-import type { ErrorRequestHandler, RequestHandler, Response } from 'express';
+import type { ErrorRequestHandler, RequestHandler } from 'express';
 import { InfrastructureUnavailable, type Logger, VersionConflict } from '../../application/index.js';
 import {
   DomainError,
@@ -10,7 +10,7 @@ import {
   ProductAlreadyListed,
   ProductNotListed,
 } from '../../domain/index.js';
-import { locals } from './middleware/tracking.js';
+import { locals, type RouteRequest, type RouteResponse } from './middleware/tracking.js';
 import { HttpProblem, sendProblem } from './problem.js';
 import { API_HEADERS } from './security-headers.js';
 
@@ -93,7 +93,7 @@ export const notFound: RequestHandler = (req, _res, next) => {
 };
 
 /** What finds a request again: its correlation id, and its trace when it was sampled (`trace_id`, `span_id`). */
-const requestIds = (res: Response): Record<string, string> => {
+const requestIds = (res: RouteResponse): Record<string, string> => {
   const { correlationId, traceparent } = locals(res);
   const [, traceId, spanId] = traceparent?.split('-') ?? [];
   return {
@@ -102,27 +102,35 @@ const requestIds = (res: Response): Record<string, string> => {
   };
 };
 
-/** The last handler: every error becomes a problem answer; what is not the client's fault is logged, as a 500. */
-export const problemAnswers =
-  (logger: Logger): ErrorRequestHandler =>
-  (error: unknown, req, res, _next) => {
+/** What the error handler answers with: the problem for the error, in the request's words. */
+export type ProblemAnswers = (error: unknown, req: RouteRequest, res: RouteResponse) => void;
+
+/** Every error becomes a problem answer; what is not the client's fault is logged, as a 500. */
+export const answerProblems =
+  (logger: Logger): ProblemAnswers =>
+  (error, req, res) => {
+    const instance = req.originalUrl.slice(0, 200);
+    // the path the client asked for, without its query (express's req.path at the app's level)
+    const path = req.originalUrl.split('?', 1)[0];
     const problem = toProblem(error);
     if (problem) {
       if (problem.status === 503)
-        logger.warn({ path: req.path, ...requestIds(res), err: String(error) }, 'answered 503');
-      sendProblem(res, problem, req.originalUrl.slice(0, 200));
+        logger.warn({ path, ...requestIds(res), err: String(error) }, 'answered 503');
+      sendProblem(res, problem, instance);
       return;
     }
     logger.error(
-      { path: req.path, ...requestIds(res), err: error instanceof Error ? error.stack : String(error) },
+      { path, ...requestIds(res), err: error instanceof Error ? error.stack : String(error) },
       'unexpected error',
     );
-    sendProblem(
-      res,
-      new HttpProblem(500, 'INTERNAL', 'something went wrong on our side'),
-      req.originalUrl.slice(0, 200),
-    );
+    sendProblem(res, new HttpProblem(500, 'INTERNAL', 'something went wrong on our side'), instance);
   };
+
+/** `answerProblems` as an express app's last handler. */
+export const problemAnswers = (logger: Logger): ErrorRequestHandler => {
+  const answer = answerProblems(logger);
+  return (error: unknown, req, res, _next) => answer(error, req, res);
+};
 
 /** What Node's HTTP parser or the server's timeouts refused, as a status, a code and a detail. */
 const unreadable = (error: NodeJS.ErrnoException) => {

@@ -1,4 +1,4 @@
-import type { Response } from 'express';
+import type { ServerResponse } from 'node:http';
 
 export type FieldProblem = Readonly<{ field: string; message: string }>;
 
@@ -53,7 +53,7 @@ const typeOf = (code: string): string => {
   return type;
 };
 
-export const sendProblem = (res: Response, problem: Problem, instance: string): void => {
+export const sendProblem = (res: ServerResponse, problem: Problem, instance: string): void => {
   const errors = problem.errors ?? [];
   const body = JSON.stringify({
     type: typeOf(problem.code),

@@ -1,4 +1,6 @@
-import express, { type Request, type RequestHandler, type Response } from 'express';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import express, { type RequestHandler } from 'express';
+import typeis from 'type-is';
 import type { z } from 'zod';
 import { HttpProblem, type Problem } from '../problem.js';
 
@@ -23,16 +25,21 @@ export const parse = <S extends z.ZodType>(schema: S, value: unknown, where: str
 
 const JSON_TYPE = /^application\/json\s*(;|$)/i;
 
-/** `req.is('application/json')` with the common spelling matched first. */
-export const isJson = (req: Request): boolean => {
+/** `req.is('application/json')` (type-is, as express asks it) with the common spelling matched first. */
+export const isJson = (req: IncomingMessage): boolean => {
   const type = req.headers['content-type'];
-  return type !== undefined && (JSON_TYPE.test(type) || req.is('application/json') === 'application/json');
+  return (
+    type !== undefined && (JSON_TYPE.test(type) || typeis(req, ['application/json']) === 'application/json')
+  );
 };
 
 export const jsonBody = express.json({ limit: '16kb', strict: true, type: 'application/json' });
 
-/** Reads and parses the JSON body: resolves with the parser's error, or null. */
-export const readBody = (req: Request, res: Response): Promise<{ error: unknown } | null> =>
+/**
+ * Reads and parses the JSON body into `req.body`: resolves with the parser's error, or null. body-parser reads
+ * Node's request alone (its headers and its stream), so it takes the order route's request as it is.
+ */
+export const readBody = (req: IncomingMessage, res: ServerResponse): Promise<{ error: unknown } | null> =>
   new Promise((resolve) => {
     jsonBody(req, res, (error?: unknown) => resolve(error === undefined ? null : { error }));
   });

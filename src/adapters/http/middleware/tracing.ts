@@ -1,12 +1,19 @@
-import type { RequestHandler, Response } from 'express';
+import type { ServerResponse } from 'node:http';
 import type { Tracer } from '../../../application/index.js';
-import { locals } from './tracking.js';
+import { locals, type RouteRequest, type RouteResponse } from './tracking.js';
+
+/** A handler of requests prepared as express prepares them: an express middleware, or the order route. */
+export type RouteHandler = (
+  req: RouteRequest,
+  res: RouteResponse,
+  next: (error?: unknown) => void,
+) => void | Promise<void>;
 
 /**
  * Resolves once the answer is done with: true when it was sent whole, false when the connection closed before it
  * was ('close' comes after 'finish' for every answer, so one listener tells both).
  */
-const answered = (res: Response): Promise<boolean> =>
+const answered = (res: ServerResponse): Promise<boolean> =>
   new Promise((resolve) => {
     res.once('close', () => resolve(res.writableFinished));
   });
@@ -20,7 +27,7 @@ const answered = (res: Response): Promise<boolean> =>
  * — and is marked failed for a 5xx answer or a connection closed before the answer.
  */
 export const traceRequests =
-  (tracer: Tracer): RequestHandler =>
+  (tracer: Tracer): RouteHandler =>
   (req, res, next) => {
     if (!tracer.draw()) {
       next();
@@ -63,14 +70,14 @@ export const traceRequests =
   };
 
 /**
- * The order route in a span of its own, without a middleware layer in front of it: express walks every layer
- * mounted ahead of a route for each request, and the flood's route is mounted ahead of everything so that it
- * pays for none of them. Unsampled, the route is called as it is.
+ * The order route in a span of its own, without a middleware layer in front of it: the flood's route is taken
+ * ahead of express and everything mounted on it (app.ts), so that it pays for none of them. Unsampled, the route
+ * is called as it is.
  */
-export const tracedRoute = (tracer: Tracer, route: RequestHandler): RequestHandler => {
+export const tracedRoute = (tracer: Tracer, route: RouteHandler): RouteHandler => {
   const spans = traceRequests(tracer);
   return (req, res, next) => {
-    spans(req, res, (error?: unknown) => {
+    void spans(req, res, (error?: unknown) => {
       if (error === undefined) void route(req, res, next);
       else next(error);
     });

@@ -1,4 +1,5 @@
-import type { Request, RequestHandler, Response } from 'express';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { RequestHandler } from 'express';
 import type { IdGenerator } from '../../../application/index.js';
 import type { HttpObserver } from '../dependencies.js';
 import type { Principal } from '../tokens.js';
@@ -12,12 +13,30 @@ export type Locals = {
   traceparent?: string;
 };
 
-export const locals = (res: Response): Locals => res.locals as Locals;
+export const locals = (res: Readonly<{ locals: Record<string, unknown> }>): Locals => res.locals as Locals;
+
+/**
+ * What the tracker, the tracer, the error answers and the order route read of a request: Node's own, with what
+ * express puts on it before its routes (and the server's listener puts on an order it takes ahead of express).
+ * An express request is one; the order route needs none of express's request methods.
+ */
+export type RouteRequest = IncomingMessage & {
+  method: string;
+  originalUrl: string;
+  baseUrl: string;
+  /** the route matched (express's Route: its `path`) */
+  route?: unknown;
+  /** the parsed body, once read */
+  body?: unknown;
+};
+
+/** Node's response with express's `res.locals`. */
+export type RouteResponse = ServerResponse & { locals: Record<string, unknown> };
 
 const REQUEST_ID = /^[A-Za-z0-9_.-]{1,64}$/;
 
 /** Gives a request its correlation id (the caller's `X-Request-Id` when well formed) and counts its answer once sent. */
-export type Track = (req: Request, res: Response, route: string | null) => void;
+export type Track = (req: RouteRequest, res: RouteResponse, route: string | null) => void;
 
 /** `route` names the metric's route; null: the route express matched (or `unmatched`). */
 export const requestTracker =
@@ -35,7 +54,7 @@ export const requestTracker =
   };
 
 /** The route express matched, with the path its router is mounted on; `unmatched` when none matched. */
-const matchedRoute = (req: Request, res: Response): string => {
+const matchedRoute = (req: RouteRequest, res: RouteResponse): string => {
   const path = (req.route as { path?: string } | undefined)?.path;
   if (path === undefined) return 'unmatched';
   // an error leaving a router resets req.baseUrl before the answer is sent: the mount path kept on the way in

@@ -1,8 +1,9 @@
-import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import type { ServerResponse } from 'node:http';
 import type { RouteContext } from '../dependencies.js';
 import { AT_CAPACITY, retryAfterSeconds } from '../middleware/admission.js';
 import { isJson, NOT_JSON, readBody, validationProblem } from '../middleware/input.js';
-import { locals, type Track } from '../middleware/tracking.js';
+import type { RouteHandler } from '../middleware/tracing.js';
+import { locals, type RouteRequest, type RouteResponse, type Track } from '../middleware/tracking.js';
 import { ORDER_REJECTIONS } from '../order-rejections.js';
 import { type Problem, sendProblem } from '../problem.js';
 import { IdempotencyKeyHeader, PlaceOrderBody } from '../schemas.js';
@@ -25,7 +26,7 @@ const rejectionHeaders = (retryAfterMs: number | undefined, replayed: boolean) =
  * The 202 of an accepted order, written straight to the socket like the problems are (no content
  * negotiation, mime lookup or freshness check: the order id is a UUID, nothing in it needs escaping).
  */
-const sendAccepted = (res: Response, orderId: string, status: string, replayed: boolean): void => {
+const sendAccepted = (res: ServerResponse, orderId: string, status: string, replayed: boolean): void => {
   const body = `{"orderId":${JSON.stringify(orderId)},"status":${JSON.stringify(status)}}`;
   res.statusCode = 202;
   if (replayed) res.setHeader('Idempotent-Replayed', 'true');
@@ -39,11 +40,12 @@ const sendAccepted = (res: Response, orderId: string, status: string, replayed: 
  * `POST /api/v1/seckill/orders`, the flood's route, in one handler: no chain of middlewares, and a rejection
  * (the answer most buyers get) is written directly rather than thrown through express's error handling. It
  * tracks itself, sets helmet's headers (computed once, at start) and counts its answers (metrics and the
- * dashboard's rates); mount it ahead of everything else. A process already working on as many orders as it may
- * answers 429 before reading anything.
+ * dashboard's rates); mount it ahead of everything else. It reads Node's request and response, with what express
+ * puts on them (app.ts hands it the exact path's requests without express). A process already working on as many
+ * orders as it may answers 429 before reading anything.
  */
 export const placeOrderRoute =
-  (ctx: RouteContext, track: Track): RequestHandler =>
+  (ctx: RouteContext, track: Track): RouteHandler =>
   async (req, res, next) => {
     // first: every answer below, accepted, refused or thrown to the error handler, carries them
     setHeaders(res, API_HEADERS);
@@ -64,9 +66,9 @@ export const placeOrderRoute =
 
 const placeOrder = async (
   ctx: RouteContext,
-  req: Request,
-  res: Response,
-  next: NextFunction,
+  req: RouteRequest,
+  res: RouteResponse,
+  next: (error?: unknown) => void,
   refused: (problem: Problem) => void,
 ): Promise<void> => {
   let principal: Principal;
@@ -102,7 +104,7 @@ const placeOrder = async (
     quantity: body.data.quantity,
     correlationId: locals(res).correlationId,
     traceparent: locals(res).traceparent,
-    clientAddress: () => req.ip,
+    clientAddress: () => ctx.clientAddress(req),
     pathToken: body.data.pathToken,
     idempotencyKey: key?.data,
   });
