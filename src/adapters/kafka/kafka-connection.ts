@@ -54,15 +54,45 @@ export const createKafka = (options: KafkaOptions, logger: Logger): Kafka =>
   });
 
 /**
- * One admin client, connected on first use and shared by its callers. Closing waits for a connection under way:
- * KafkaJS goes on connecting a client disconnected meanwhile, and its sockets would hold the process open.
+ * One admin client, connected on first use and shared by its callers. Closing refuses new work, waits for a
+ * connection under way and for the work in flight, then disconnects: KafkaJS goes on connecting a client
+ * disconnected meanwhile, and a request still running after the disconnect connects its broker again — either
+ * way, sockets that hold the process open.
  */
 export class SharedAdmin {
   private admin: Promise<Admin> | null = null;
+  private readonly inFlight = new Set<Promise<unknown>>();
+  private closed = false;
 
   constructor(private readonly kafka: Kafka) {}
 
-  get(): Promise<Admin> {
+  /** Runs work on the admin client, connecting it first if need be; refused once closing has begun. */
+  use<T>(work: (admin: Admin) => Promise<T>): Promise<T> {
+    if (this.closed) return Promise.reject(new Error('the Kafka admin client is closed'));
+    const running = this.connected().then(work);
+    this.inFlight.add(running);
+    const forget = () => this.inFlight.delete(running);
+    running.then(forget, forget);
+    return running;
+  }
+
+  /** After an error the client is let go, and the next use connects a new one. */
+  drop(): void {
+    const old = this.admin;
+    this.admin = null;
+    void old?.then((admin) => admin.disconnect()).catch(() => undefined);
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    await Promise.allSettled([...this.inFlight]);
+    const old = this.admin;
+    this.admin = null;
+    const admin = await old?.catch(() => null);
+    await admin?.disconnect();
+  }
+
+  private connected(): Promise<Admin> {
     if (this.admin) return this.admin;
     const admin = this.kafka.admin();
     const connected = admin.connect().then(
@@ -74,19 +104,5 @@ export class SharedAdmin {
     );
     this.admin = connected;
     return connected;
-  }
-
-  /** After an error the client is let go, and the next use connects a new one. */
-  drop(): void {
-    const old = this.admin;
-    this.admin = null;
-    void old?.then((admin) => admin.disconnect()).catch(() => undefined);
-  }
-
-  async close(): Promise<void> {
-    const old = this.admin;
-    this.admin = null;
-    const admin = await old?.catch(() => null);
-    await admin?.disconnect();
   }
 }

@@ -38,19 +38,20 @@ export class KafkaConsumerLag implements ConsumerLag {
 
   async lag(): Promise<GroupLag[]> {
     try {
-      const admin = await this.admin.get();
-      const lags: GroupLag[] = [];
-      for (const { groupId, topic } of WATCHED_GROUPS) {
-        // a topic nobody has published to yet does not exist: nothing to be behind on
-        const lag = await groupLag(admin, this.names.group(groupId), this.names.topic(topic)).catch(
-          (error: unknown) => {
-            if (unknownTopic(error)) return 0;
-            throw error;
-          },
-        );
-        lags.push({ groupId, topic, lag });
-      }
-      return lags;
+      return await this.admin.use(async (admin) => {
+        const lags: GroupLag[] = [];
+        for (const { groupId, topic } of WATCHED_GROUPS) {
+          // a topic nobody has published to yet does not exist: nothing to be behind on
+          const lag = await groupLag(admin, this.names.group(groupId), this.names.topic(topic)).catch(
+            (error: unknown) => {
+              if (unknownTopic(error)) return 0;
+              throw error;
+            },
+          );
+          lags.push({ groupId, topic, lag });
+        }
+        return lags;
+      });
     } catch (error) {
       this.admin.drop();
       throw new InfrastructureUnavailable('kafka', `consumer lag: ${String(error)}`, { cause: error });

@@ -11,7 +11,7 @@ export class KafkaHealthCheck implements HealthCheck {
   }
 
   async check(): Promise<void> {
-    const cluster = await (await this.admin.get()).describeCluster();
+    const cluster = await this.admin.use((admin) => admin.describeCluster());
     if (cluster.brokers.length === 0) throw new Error('no broker in the cluster metadata');
   }
 
