@@ -37,9 +37,9 @@ export type HttpApp = Readonly<{ express: express.Express; listener: RequestList
  * The server's request listener. A POST to the order route's exact path goes straight to the route's handler,
  * without express's router (which builds a `next`, a final handler and its layer matches for each request) and
  * without express's own preparation of the request: express sets the prototype of Node's request and response
- * to its own for every request, and V8 gives each object whose prototype is set that way a hidden class of its
- * own, in the old generation — several KB per answer that only a full collection takes back, and under a flood
- * most of what drove the full collections (`npm run bench:memory`, docs/operations.md). The route reads Node's
+ * to its own for every request, and that step alone made about 5 KB per answer outlive the young generation —
+ * memory only a full collection takes back, and under a flood most of what drove the full collections
+ * (measured with V8's GC trace, docs/operations.md; why V8 keeps it, not found). The route reads Node's
  * request and response, with what express would have put on them (its path, the matched route, `res.locals`).
  * Everything else, the order route spelled otherwise (a query string, a trailing slash, another case) included,
  * goes through express, where the same handler is the same route.
