@@ -13,6 +13,7 @@ import { AuditHistory, StockBooksReader, type StoredEvent } from '../src/applica
 import { MemoryDatabase } from '../src/adapters/memory/memory-database.js';
 import { MemoryStockGate } from '../src/adapters/memory/memory-stock-gate.js';
 import { MemoryUnitOfWork } from '../src/adapters/memory/memory-unit-of-work.js';
+import { InProcessHistoryFolds } from '../src/adapters/system/in-process-history-folds.js';
 import { SystemClock } from '../src/adapters/system/system-clock.js';
 import { replayHistory } from '../src/domain/index.js';
 import { SyntheticHistory } from '../scripts/history/synthetic-history.js';
@@ -48,6 +49,7 @@ const streaming = async (): Promise<Sample[]> => {
   const db = new MemoryDatabase();
   const report = await new AuditHistory({
     events: sampledHistory(samples),
+    folds: new InProcessHistoryFolds(),
     books: new StockBooksReader({ gate: new MemoryStockGate(), unitOfWork: new MemoryUnitOfWork(db) }),
     clock: new SystemClock(),
     staleAfterMs: 24 * 3_600_000,

@@ -3,7 +3,11 @@ import { expectedGateStock } from './purchase-policy.js';
 
 /** The audit's checks at the end of the replay: reservations left undecided, and the stores' drift. */
 
-export const staleReservations = (replay: AuditReplay, now: string, staleAfterMs: number): Violation[] => {
+export const staleReservations = (
+  replay: Pick<AuditReplay, 'openOrders'>,
+  now: string,
+  staleAfterMs: number,
+): Violation[] => {
   const cutoff = Date.parse(now) - staleAfterMs;
   const stale: Violation[] = [];
   for (const order of replay.openOrders.values()) {
@@ -19,6 +23,24 @@ export const staleReservations = (replay: AuditReplay, now: string, staleAfterMs
   return stale;
 };
 
+/**
+ * What the audit reports of a replay once the history has run out: the ledgers, the orders by status, and every
+ * violation, reservations left undecided longer than `staleAfterMs` among them. The open orders are let go.
+ */
+export type ReplayOutcome = Readonly<{
+  products: ReadonlyMap<number, ProductLedger>;
+  ordersByStatus: Readonly<Record<string, number>>;
+  violations: readonly Violation[];
+  eventsReplayed: number;
+}>;
+
+export const replayOutcome = (replay: AuditReplay, now: string, staleAfterMs: number): ReplayOutcome => ({
+  products: replay.products,
+  ordersByStatus: replay.ordersByStatus,
+  violations: [...replay.violations, ...staleReservations(replay, now, staleAfterMs)],
+  eventsReplayed: replay.eventsReplayed,
+});
+
 export type StoreObservation = Readonly<{
   productId: number;
   mysqlStock: number | null;
@@ -31,7 +53,10 @@ export type StoreObservation = Readonly<{
 export const expectedGate = (ledger: ProductLedger, releasedNotRestored: number): number =>
   expectedGateStock({ stock: ledgerStock(ledger), undecided: ledger.undecided, releasedNotRestored });
 
-export const storeDrift = (replay: AuditReplay, observations: readonly StoreObservation[]): Violation[] => {
+export const storeDrift = (
+  replay: Pick<AuditReplay, 'products'>,
+  observations: readonly StoreObservation[],
+): Violation[] => {
   const drift: Violation[] = [];
   for (const seen of observations) {
     const ledger = replay.products.get(seen.productId);

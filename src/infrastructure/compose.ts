@@ -8,6 +8,7 @@ import {
   type ConsumerLag,
   type EventStore,
   type HealthCheck,
+  type HistoryFolds,
   type IdGenerator,
   type InboundMessage,
   type InstanceRegistry,
@@ -83,6 +84,8 @@ export type Ports = Readonly<{
   /** the process's spans (off unless SECKILL_OTEL_ZIPKIN_URL is set) */
   tracer: Tracer;
   health: readonly HealthCheck[];
+  /** where the audit's replay keeps its state: a thread of its own (SECKILL_AUDIT_THREAD) or this process */
+  historyFolds: HistoryFolds;
 }>;
 
 /** What a worker runs the application's consumers and jobs on. */
@@ -249,6 +252,7 @@ export const compose = (ports: Ports, config: CompositionConfig): Application =>
   });
   const audit = new AuditHistory({
     events,
+    folds: ports.historyFolds,
     books,
     clock,
     staleAfterMs: config.auditStaleMs,

@@ -228,6 +228,8 @@ export const SETTINGS = {
   reconcileCron: setting('SECKILL_RECONCILE_CRON', z.string().default('0 3 * * *')),
   reconcileSettleMs: setting('SECKILL_RECONCILE_SETTLE_MS', int(2_000)),
   auditStaleMs: setting('SECKILL_AUDIT_STALE_MS', int(5 * 60_000, 1)),
+  /** the audit replays the history in a worker thread of its own, whose heap goes when the audit ends */
+  auditThread: setting('SECKILL_AUDIT_THREAD', flag().default(true)),
   mergeDecrements: setting('SECKILL_MERGE_DECREMENTS', flag().default(true)),
   /** reservations that pass the gate together are written in one transaction */
   groupCommit: {

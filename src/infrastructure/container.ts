@@ -7,8 +7,10 @@ import {
   type RebuildProjections,
   type Tracer,
 } from '../application/index.js';
+import { InProcessHistoryFolds } from '../adapters/system/in-process-history-folds.js';
 import { RandomIdGenerator } from '../adapters/system/random-id-generator.js';
 import { SystemClock } from '../adapters/system/system-clock.js';
+import { ThreadHistoryFolds } from '../adapters/system/thread-history-folds.js';
 import {
   type Application,
   compose,
@@ -74,6 +76,9 @@ export const buildContainer = (config: Config & CompositionConfig, options: Cont
   bindAdapter(container, 'tracer').toConstantValue(options.tracer ?? NO_TRACING);
   bindAdapter(container, 'clock').toResolvedValue(() => new SystemClock());
   bindAdapter(container, 'ids').toResolvedValue(() => new RandomIdGenerator());
+  bindAdapter(container, 'historyFolds').toResolvedValue(() =>
+    config.auditThread ? new ThreadHistoryFolds() : new InProcessHistoryFolds(),
+  );
   // the service draws event ids from the same generator as the rest
   bindAdapter(container, 'eventIds').toService(adapterOf('ids'));
   if (config.profile === 'memory') bindMemoryProfile(container, config);

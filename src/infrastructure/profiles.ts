@@ -71,7 +71,7 @@ export const MEMORY_BUS = Symbol.for('seckill.MemoryBus');
 
 /*
  * The two profiles of the container (container.ts): each binds an adapter for every binding but the
- * process-wide ones (logger, metrics, clock, ids), which the container binds. An adapter that needs another
+ * process-wide ones (logger, metrics, clock, ids, the audit's folds), which the container binds. An adapter that needs another
  * port asks for the port (`portOf`), so that it sees what an override made of it (a test's clock).
  */
 

@@ -3,7 +3,7 @@ import { loadConfig } from '../../src/infrastructure/config.js';
 import { createLogger } from '../../src/infrastructure/logger.js';
 import { SeckillService } from '../../src/infrastructure/service.js';
 import { runSimulation } from '../../src/client/simulate.js';
-import { ONE_MACHINE } from '../support/e2e-service.js';
+import { BUILT_THREADS, ONE_MACHINE } from '../support/e2e-service.js';
 import { FaultyOrderProxy } from '../support/faulty-proxy.js';
 
 const BUYERS = 500;
@@ -22,7 +22,12 @@ describe('seckill simulate against the memory profile', () => {
       SECKILL_RATE_LIMIT_POINTS: '1000',
       ...ONE_MACHINE,
     });
-    service = await SeckillService.start(config, { http: true, worker: true }, createLogger('silent'));
+    service = await SeckillService.start(
+      config,
+      { http: true, worker: true },
+      createLogger('silent'),
+      BUILT_THREADS,
+    );
   });
 
   afterAll(async () => {

@@ -94,8 +94,9 @@ export const buildApp = (options: HarnessOptions = {}) => {
     relayBatchSize,
     reconcileSettleMs: options.settleMs ?? 2_000,
     auditStaleMs: options.auditStaleMs ?? 5 * MINUTE,
-    // small pages, so that a test's few events take several
+    // small pages, so that a test's few events take several, replayed in this process
     auditPageSize: 7,
+    auditThread: false,
     consumerBatchSize: 200,
   };
   // the service's own container on the memory profile, a few bindings made steerable

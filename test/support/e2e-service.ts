@@ -1,5 +1,6 @@
 import { request as httpRequest } from 'node:http';
 import { JwtTokens, type TokenPolicy } from '../../src/adapters/http/tokens.js';
+import { ThreadHistoryFolds } from '../../src/adapters/system/thread-history-folds.js';
 import { loadConfig } from '../../src/infrastructure/config.js';
 import type { ContainerOverrides } from '../../src/infrastructure/container.js';
 import { createLogger } from '../../src/infrastructure/logger.js';
@@ -13,6 +14,15 @@ export const ONE_MACHINE: Readonly<Record<string, string>> = {
   SECKILL_ADDRESS_RATE_LIMIT_POINTS: '0',
   SECKILL_READ_RATE_LIMIT_POINTS: '0',
   SECKILL_WRITE_RATE_LIMIT_POINTS: '0',
+};
+
+/**
+ * The audit's thread as the service makes it, from the built script: a service started in this process runs from
+ * source, beside which there is no script for a thread to load (`npm test` builds dist/ first).
+ */
+export const BUILT_THREADS: ContainerOverrides = {
+  historyFolds: () =>
+    new ThreadHistoryFolds(new URL('../../dist/src/adapters/system/history-fold-thread.js', import.meta.url)),
 };
 
 /** Starts the service on the memory profile (API and worker unless told otherwise), on a free port, in this process. */
@@ -30,7 +40,10 @@ export const startMemoryService = async (
     ...ONE_MACHINE,
     ...env,
   });
-  return SeckillService.start(config, roles, createLogger(config.logLevel), overrides);
+  return SeckillService.start(config, roles, createLogger(config.logLevel), {
+    ...BUILT_THREADS,
+    ...overrides,
+  });
 };
 
 export type Answer = { status: number; contentType: string; body: Record<string, unknown> };

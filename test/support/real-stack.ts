@@ -5,7 +5,7 @@ import { type Roles, SeckillService } from '../../src/infrastructure/service.js'
 import { createTestDatabase, type TestDatabase } from './mysql-database.js';
 import { dropNamespace, freshNamespace } from './redis-contracts.js';
 import { startTestBroker, type TestBroker } from './kafka.js';
-import { ONE_MACHINE } from './e2e-service.js';
+import { BUILT_THREADS, ONE_MACHINE } from './e2e-service.js';
 
 export const TEST_SECRET = 'seckill-real-stack-test-secret-0123456789';
 
@@ -60,7 +60,10 @@ export const createRealStack = async (extraEnv: Record<string, string> = {}): Pr
     env,
     start: async (roles = { http: true, worker: true }, more = {}, overrides = {}) => {
       const config = loadConfig({ ...env, ...more });
-      const service = await SeckillService.start(config, roles, createLogger(config.logLevel), overrides);
+      const service = await SeckillService.start(config, roles, createLogger(config.logLevel), {
+        ...BUILT_THREADS,
+        ...overrides,
+      });
       services.push(service);
       return service;
     },

@@ -16,3 +16,4 @@ export * from './sale-path.port.js';
 export * from './stream-ticket.port.js';
 export * from './instance-registry.port.js';
 export * from './tracer.port.js';
+export * from './history-fold.port.js';

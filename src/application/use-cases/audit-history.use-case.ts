@@ -1,13 +1,11 @@
 import {
-  type AuditReplay,
-  HistoryReplay,
   ledgerStock,
-  staleReservations,
+  type ReplayOutcome,
   type StoreObservation,
   storeDrift,
   type Violation,
 } from '../../domain/index.js';
-import type { Clock, EventStore } from '../ports/index.js';
+import type { Clock, EventStore, HistoryFolds } from '../ports/index.js';
 import type { StockBooksReader } from '../stock-books.js';
 
 export type AuditProductLine = Readonly<{
@@ -39,6 +37,8 @@ export class AuditHistory {
   constructor(
     private readonly deps: Readonly<{
       events: Pick<EventStore, 'readAll'>;
+      /** where the replay's state lives while the pages go by */
+      folds: HistoryFolds;
       /** each product's figures now: the gate's, then MySQL's */
       books: StockBooksReader;
       clock: Clock;
@@ -49,10 +49,7 @@ export class AuditHistory {
 
   async run(): Promise<AuditReport> {
     const replay = await this.replay();
-    const violations: Violation[] = [
-      ...replay.violations,
-      ...staleReservations(replay, this.deps.clock.now(), this.deps.staleAfterMs),
-    ];
+    const violations: Violation[] = [...replay.violations];
     const observations: StoreObservation[] = [];
     const products: AuditProductLine[] = [];
     for (const ledger of replay.products.values()) {
@@ -87,16 +84,36 @@ export class AuditHistory {
     };
   }
 
-  /** Streams the store page by page into the replay: memory holds one page and the replay's open state. */
-  private async replay(): Promise<AuditReplay> {
-    const replay = new HistoryReplay();
-    let after = 0;
-    for (;;) {
-      const page = await this.deps.events.readAll(after, this.deps.pageSize);
-      for (const stored of page) replay.apply(stored);
-      const last = page.at(-1);
-      if (!last || page.length < this.deps.pageSize) return replay.result();
-      after = last.position;
+  /**
+   * Streams the store page by page into a fold: this process holds a page or two, the fold its open state. The
+   * next page is read while the fold takes the last.
+   */
+  private async replay(): Promise<ReplayOutcome> {
+    const fold = this.deps.folds.open();
+    try {
+      let folding: Promise<void> = Promise.resolve();
+      let after = 0;
+      for (;;) {
+        const page = await this.deps.events.readAll(after, this.deps.pageSize);
+        await folding;
+        folding = fold.apply(
+          page.map(({ position, streamId, streamVersion, event }) => ({
+            position,
+            streamId,
+            streamVersion,
+            event,
+          })),
+        );
+        // awaited before the next page or the end; a read that fails first leaves it handled
+        folding.catch(() => undefined);
+        const last = page.at(-1);
+        if (!last || page.length < this.deps.pageSize) break;
+        after = last.position;
+      }
+      await folding;
+      return await fold.finish(this.deps.clock.now(), this.deps.staleAfterMs);
+    } finally {
+      await fold.close();
     }
   }
 }

@@ -5,6 +5,7 @@ import { AuditHistory, StockBooksReader } from '../../../src/application/index.j
 import { MemoryDatabase } from '../../../src/adapters/memory/memory-database.js';
 import { MemoryUnitOfWork } from '../../../src/adapters/memory/memory-unit-of-work.js';
 import { MemoryStockGate } from '../../../src/adapters/memory/memory-stock-gate.js';
+import { InProcessHistoryFolds } from '../../../src/adapters/system/in-process-history-folds.js';
 import { SystemClock } from '../../../src/adapters/system/system-clock.js';
 import { SyntheticHistory } from '../../../scripts/history/synthetic-history.js';
 
@@ -26,6 +27,7 @@ describe('the audit streams the event store', () => {
     const db = new MemoryDatabase();
     const audit = new AuditHistory({
       events: history,
+      folds: new InProcessHistoryFolds(),
       books: new StockBooksReader({ gate: new MemoryStockGate(), unitOfWork: new MemoryUnitOfWork(db) }),
       clock: new SystemClock(),
       staleAfterMs: 24 * 3_600_000,
