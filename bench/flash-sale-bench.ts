@@ -695,8 +695,8 @@ const realService = async (
     await sampled('burst')();
     for (const [load, sample] of Object.entries(endOf))
       say(`memory at the end of ${load}: ${showMemory(sample)}`);
-    // before the closing audit: it replays the whole event store in the API, a one-off the heap holds until
-    // V8's next collection, not what the loads left behind
+    // before the closing audit, so that the sample is what the loads left (the drains' audits ran before the
+    // burst; their replays run in threads of their own)
     await sleep(MEMORY_AFTER_MS);
     const after = await serviceMemory(service);
     say(`memory ${MEMORY_AFTER_MS / 1000} s after the last load: ${showMemory(after)}`);
