@@ -61,6 +61,16 @@ describe('ThreadHistoryFolds', () => {
     expect(outcome.ordersByStatus).toEqual({ RESERVED: 0, COMMITTED: 3 });
   });
 
+  it('refuses the audit when the thread runs out of heap, and the caller goes on', async () => {
+    const folds = new ThreadHistoryFolds(BUILT, { maxOldGenerationSizeMb: 8, maxYoungGenerationSizeMb: 4 });
+
+    await expect(foldAll(folds, unpaidSale(100_000), { pageSize: 1_000 })).rejects.toMatchObject({
+      code: 'ERR_WORKER_OUT_OF_MEMORY',
+    });
+    const outcome = await foldAll(new ThreadHistoryFolds(BUILT), unpaidSale(3));
+    expect(outcome.ordersByStatus).toEqual({ RESERVED: 0, COMMITTED: 3 });
+  });
+
   it('refuses a thread whose script is missing, without hanging the audit', async () => {
     const folds = new ThreadHistoryFolds(new URL('./no-such-thread.js', BUILT));
 

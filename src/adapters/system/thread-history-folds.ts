@@ -1,4 +1,4 @@
-import { Worker } from 'node:worker_threads';
+import { type ResourceLimits, Worker } from 'node:worker_threads';
 import type { HistoryFold, HistoryFolds } from '../../application/index.js';
 import type { AuditedEvent, ReplayOutcome } from '../../domain/index.js';
 
@@ -18,10 +18,14 @@ export type FoldAnswer =
  * collection. The fold runs on another core meanwhile. Pages go to the thread by structured clone.
  */
 export class ThreadHistoryFolds implements HistoryFolds {
-  constructor(private readonly script: URL = new URL('./history-fold-thread.js', import.meta.url)) {}
+  constructor(
+    private readonly script: URL = new URL('./history-fold-thread.js', import.meta.url),
+    /** the thread's heap bounds; by default the process's (`--max-old-space-size` applies to each thread) */
+    private readonly resourceLimits: ResourceLimits = {},
+  ) {}
 
   open(): HistoryFold {
-    return new ThreadFold(new Worker(this.script));
+    return new ThreadFold(new Worker(this.script, { resourceLimits: this.resourceLimits }));
   }
 }
 
