@@ -1,30 +1,11 @@
 import { describe, expect, it } from '@jest/globals';
 import type { HistoryFolds } from '../../src/application/index.js';
-import {
-  type AuditedEvent,
-  type DomainEvent,
-  isOrderEvent,
-  orderStreamId,
-  productStreamId,
-  type ReplayOutcome,
-} from '../../src/domain/index.js';
+import type { AuditedEvent, DomainEvent, ReplayOutcome } from '../../src/domain/index.js';
 import { freshPerTest, type Teardown } from '../support/contract-helpers.js';
+import { numbered } from '../support/histories.js';
 
 const at = '2030-05-01T10:00:00.000Z';
 const productId = 7;
-
-/** Numbers events 1, 2, 3… in the given order, as the global log would. */
-export const numbered = (events: readonly DomainEvent[]): AuditedEvent[] => {
-  const versions = new Map<string, number>();
-  return events.map((event, index) => {
-    const streamId = isOrderEvent(event)
-      ? orderStreamId(event.data.orderId)
-      : productStreamId(event.data.productId);
-    const streamVersion = (versions.get(streamId) ?? 0) + 1;
-    versions.set(streamId, streamVersion);
-    return { position: index + 1, streamId, streamVersion, event };
-  });
-};
 
 export const listed = (stock: number, perUserLimit = 1): DomainEvent => ({
   type: 'ProductListed',

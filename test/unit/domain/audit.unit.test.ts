@@ -1,9 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import {
-  isOrderEvent,
   ledgerStock,
   orderStreamId,
-  productStreamId,
   HistoryReplay,
   replayHistory,
   staleReservations,
@@ -24,19 +22,9 @@ import {
   stockCommitted,
   stockReconciled,
 } from './builders.js';
+import { numbered } from '../../support/histories.js';
 
-/** Numbers events 1, 2, 3… in the given order, as the global log would. */
-const history = (...events: DomainEvent[]): AuditedEvent[] => {
-  const versions = new Map<string, number>();
-  return events.map((event, index) => {
-    const streamId = isOrderEvent(event)
-      ? orderStreamId(event.data.orderId)
-      : productStreamId(event.data.productId);
-    const streamVersion = (versions.get(streamId) ?? 0) + 1;
-    versions.set(streamId, streamVersion);
-    return { position: index + 1, streamId, streamVersion, event };
-  });
-};
+const history = (...events: DomainEvent[]): AuditedEvent[] => numbered(events);
 
 const kindsAndPositions = (violations: readonly Violation[]) =>
   violations.map(({ kind, position }) => ({ kind, position }));
