@@ -71,8 +71,9 @@ export const MEMORY_BUS = Symbol.for('seckill.MemoryBus');
 
 /*
  * The two profiles of the container (container.ts): each binds an adapter for every binding but the
- * process-wide ones (logger, metrics, clock, ids, the audit's folds), which the container binds. An adapter that needs another
- * port asks for the port (`portOf`), so that it sees what an override made of it (a test's clock).
+ * process-wide ones (logger, metrics, clock, ids, the audit's folds), which the container binds. An adapter
+ * that needs another port asks for the port (`portOf`), so that it sees what an override made of it (a test's
+ * clock).
  */
 
 /** The configured budgets, each made by the profile's limiter; a budget of 0 points is off (null). */

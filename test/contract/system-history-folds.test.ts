@@ -4,11 +4,10 @@ import { describe, expect, it } from '@jest/globals';
 import { InProcessHistoryFolds } from '../../src/adapters/system/in-process-history-folds.js';
 import { ThreadHistoryFolds } from '../../src/adapters/system/thread-history-folds.js';
 import type { HistoryFold, HistoryFolds } from '../../src/application/index.js';
-import { numbered } from '../support/histories.js';
+import { BUILT_FOLD_THREAD, numbered } from '../support/histories.js';
 import { foldAll, historyFoldsContract, unpaidSale } from './history-folds.contract.js';
 
-/** The thread loads the built script: tests run from source (`npm test` builds dist/ first). */
-const BUILT = new URL('../../dist/src/adapters/system/history-fold-thread.js', import.meta.url);
+const BUILT = BUILT_FOLD_THREAD;
 
 historyFoldsContract('InProcessHistoryFolds', () => Promise.resolve(new InProcessHistoryFolds()));
 historyFoldsContract('ThreadHistoryFolds', () => Promise.resolve(new ThreadHistoryFolds(BUILT)));

@@ -5,6 +5,7 @@ import { loadConfig } from '../../src/infrastructure/config.js';
 import type { ContainerOverrides } from '../../src/infrastructure/container.js';
 import { createLogger } from '../../src/infrastructure/logger.js';
 import { type Roles, SeckillService } from '../../src/infrastructure/service.js';
+import { BUILT_FOLD_THREAD } from './histories.js';
 
 /**
  * Every buyer of a test comes from 127.0.0.1: the per-address budget and the read and write budgets are off,
@@ -16,13 +17,9 @@ export const ONE_MACHINE: Readonly<Record<string, string>> = {
   SECKILL_WRITE_RATE_LIMIT_POINTS: '0',
 };
 
-/**
- * The audit's thread as the service makes it, from the built script: a service started in this process runs from
- * source, beside which there is no script for a thread to load (`npm test` builds dist/ first).
- */
+/** The audit's thread as the service makes it, from the built script (a service started here runs from source). */
 export const BUILT_THREADS: ContainerOverrides = {
-  historyFolds: () =>
-    new ThreadHistoryFolds(new URL('../../dist/src/adapters/system/history-fold-thread.js', import.meta.url)),
+  historyFolds: () => new ThreadHistoryFolds(BUILT_FOLD_THREAD),
 };
 
 /** Starts the service on the memory profile (API and worker unless told otherwise), on a free port, in this process. */

@@ -18,3 +18,12 @@ export const numbered = (events: readonly DomainEvent[]): AuditedEvent[] => {
     return { position: index + 1, streamId, streamVersion, event };
   });
 };
+
+/**
+ * The audit's thread script as built: tests run from source, beside which there is no script for a thread to
+ * load (`npm test` builds dist/ first).
+ */
+export const BUILT_FOLD_THREAD = new URL(
+  '../../dist/src/adapters/system/history-fold-thread.js',
+  import.meta.url,
+);
